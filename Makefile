@@ -1,0 +1,31 @@
+# Two entry points: `make repro` (the whole pipeline) and `make test` (the test suite).
+# Each creates .venv if missing and installs the pinned dependencies first.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
+
+.PHONY: install test repro bench clean-venv
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock $(PIP_QUIET)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
+	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: install
+	$(PY) -m pytest -n 2 tests
+
+repro: install
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
+
+bench: install
+	$(PY) benchmarks/run_all.py
+
+clean-venv:
+	rm -rf $(VENV)

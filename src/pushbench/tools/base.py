@@ -1,0 +1,138 @@
+"""Environment base: turns one model tool call into one observation, never raising.
+
+Every call costs one step of the budget. An unknown tool, arguments that are not a JSON object,
+a schema violation or a handler's ``ToolError`` become an error observation (an invalid action);
+the verifier logs each call either way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jsonschema import Draft202012Validator
+
+MAX_ARGUMENT_CHARS = 8_000  # larger argument payloads are refused before parsing
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ToolError(Exception):
+    """A bad call: the message goes back to the agent as the observation."""
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: str | dict[str, Any]  # JSON text as a model wrote it, or already parsed
+    call_id: str = ""
+
+
+@dataclass
+class Observation:
+    text: str
+    ok: bool = True
+    done: bool = False
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Callable[..., Observation]
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+def tool(description: str, **properties: dict[str, Any]) -> Callable[[Callable], Callable]:
+    """Mark an Environment method as a tool; keyword args are its JSON-schema properties.
+
+    A property is required unless it has a ``default``.
+    """
+    def mark(method: Callable) -> Callable:
+        required = [k for k, v in properties.items() if "default" not in v]
+        method.__tool__ = (description, {"type": "object", "properties": properties,
+                                         "required": required, "additionalProperties": False})
+        return method
+    return mark
+
+
+def has_control_chars(text: str) -> bool:
+    return bool(_CONTROL.search(text))
+
+
+class Environment:
+    """Base for a family's environment: subclasses define ``@tool`` methods and ``status_text``."""
+
+    def __init__(self, task: Any, verifier: Any):
+        self.task = task
+        self.verifier = verifier
+        self.steps = 0
+        self.done = False
+        self.termination: str | None = None
+        self.tools: dict[str, ToolSpec] = {}
+        for name in dir(type(self)):
+            method = getattr(type(self), name)
+            if hasattr(method, "__tool__"):
+                description, params = method.__tool__
+                self.tools[name] = ToolSpec(name, description, params, getattr(self, name))
+        self._validators = {n: Draft202012Validator(s.parameters) for n, s in self.tools.items()}
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [self.tools[name].schema() for name in sorted(self.tools)]
+
+    def execute(self, call: ToolCall) -> Observation:
+        if self.done:
+            return Observation("ERROR: the episode has ended; no further calls are executed.", ok=False, done=True)
+        self.steps += 1
+        logged: Any = call.arguments
+        try:
+            spec = self.tools.get(call.name)
+            if spec is None:
+                raise ToolError(f"unknown tool {call.name!r}; available tools: {', '.join(sorted(self.tools))}")
+            args = self._parse(call)
+            logged = args
+            obs = spec.handler(**args)
+        except ToolError as err:
+            obs = Observation(f"ERROR: {err}", ok=False)
+        if isinstance(logged, str):
+            logged = logged[:500]
+        self.verifier.record_call(self.steps, call.name[:100], logged, obs.ok,
+                                  None if obs.ok else obs.text, obs.payload.get("log"))
+        if not self.done and self.steps >= self.task.budget:
+            self.end("budget")
+            obs.text += f"\n[The step budget of {self.task.budget} tool calls is used up; the episode ends.]"
+        obs.done = self.done
+        return obs
+
+    def _parse(self, call: ToolCall) -> dict[str, Any]:
+        raw = call.arguments
+        if isinstance(raw, str):
+            if len(raw) > MAX_ARGUMENT_CHARS:
+                raise ToolError(f"arguments are {len(raw)} characters; the limit is {MAX_ARGUMENT_CHARS}")
+            try:
+                raw = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError as err:
+                raise ToolError(f"arguments are not valid JSON ({err.msg} at position {err.pos})") from None
+        elif len(json.dumps(raw, default=str)) > MAX_ARGUMENT_CHARS:
+            raise ToolError(f"arguments exceed {MAX_ARGUMENT_CHARS} characters")
+        if not isinstance(raw, dict):
+            raise ToolError("arguments must be a JSON object")
+        errors = sorted(self._validators[call.name].iter_errors(raw), key=lambda e: list(e.path))
+        if errors:
+            where = ".".join(str(p) for p in errors[0].path) or "arguments"
+            raise ToolError(f"invalid arguments for {call.name} ({where}): {errors[0].message[:200]}")
+        defaults = {k: v["default"] for k, v in self.tools[call.name].parameters["properties"].items()
+                    if "default" in v}
+        return {**defaults, **raw}
+
+    def end(self, reason: str, reported: int | None = None) -> None:
+        if not self.done:
+            self.done = True
+            self.termination = reason
+            self.verifier.end(self.steps, reason, reported)
