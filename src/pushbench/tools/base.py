@@ -131,6 +131,20 @@ class Environment:
                     if "default" in v}
         return {**defaults, **raw}
 
+    def refuse(self, call: ToolCall, text: str, by: str) -> Observation:
+        """An action a controller intercepted: it still costs a step and is logged."""
+        if self.done:
+            return Observation("ERROR: the episode has ended; no further calls are executed.", ok=False, done=True)
+        self.steps += 1
+        args = call.arguments if isinstance(call.arguments, dict) else str(call.arguments)[:500]
+        self.verifier.record_call(self.steps, call.name[:100], args, True, None, {"intercepted_by": by})
+        obs = Observation(text)
+        if self.steps >= self.task.budget:
+            self.end("budget")
+            obs.text += f"\n[The step budget of {self.task.budget} tool calls is used up; the episode ends.]"
+        obs.done = self.done
+        return obs
+
     def end(self, reason: str, reported: int | None = None) -> None:
         if not self.done:
             self.done = True

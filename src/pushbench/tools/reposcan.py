@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pushbench.search import CodeSearch, Page
+from pushbench.search import CodeSearch, Hit, Page
 from pushbench.tools.base import Environment, Observation, ToolError, has_control_chars, tool
 
 MAX_QUERY_CHARS = 200
@@ -32,8 +32,12 @@ def render_page(page: Page) -> str:
     if not page.hits:
         return (f'search "{page.query}": no results on page {page.page} '
                 f"({page.total} results in {page.pages} page{'s' if page.pages != 1 else ''}).")
-    lines = [f'search "{page.query}": page {page.page} of {page.pages} ({page.total} results)']
-    for hit in page.hits:
+    return f'search "{page.query}": page {page.page} of {page.pages} ({page.total} results)\n' + render_hits(page.hits)
+
+
+def render_hits(hits: list[Hit]) -> str:
+    lines = []
+    for hit in hits:
         lines.append(f"[{hit.rank}] {hit.uid}")
         lines.extend(f"    L{n}: {text}" for n, text in hit.snippet)
     return "\n".join(lines)
@@ -57,7 +61,7 @@ class RepoScanEnv(Environment):
             "results": result.total, "pages": result.pages, "ids": [h.uid for h in result.hits]}})
 
     @tool("Submit identifiers for verification. Each gets a verdict: accepted, rejected or duplicate "
-          "(already submitted).",
+          "(already submitted). At most 20 identifiers per call.",
           ids={"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 200})
     def submit(self, ids: list[str]) -> Observation:
         if len(ids) > self.max_submit:

@@ -1,0 +1,130 @@
+"""StateQGP: progress state over retrieval — dedupe, page memory, candidate buffer, gated final.
+
+Parts switch off separately for the ablation (``stateqgp-dedupe``, ``stateqgp-pages``,
+``stateqgp-nobuffer``, full ``stateqgp``). Every variant gates final and shows a progress block
+with the verified count in every observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pushbench.controllers.base import Controller, Intercept, final_gate
+from pushbench.tools.base import Observation, ToolCall
+from pushbench.tools.reposcan import render_hits
+
+
+class StateQGPController(Controller):
+    def __init__(self, name: str = "stateqgp", dedupe: bool = True, pages: bool = True, buffer: bool = True):
+        self.name, self.dedupe, self.pages, self.buffer = name, dedupe, pages, buffer
+        self.submitted: set[str] = set()
+        self.read: dict[str, set[int]] = {}  # query -> pages read
+        self.page_count: dict[str, int] = {}
+        self.order: list[str] = []  # queries in first-use order
+        self.pending: dict[str, Any] = {}  # uid -> Hit read on an earlier page, never submitted
+        self.fresh: dict[str, Any] = {}  # hits of the page just read
+        self.notes: list[str] = []
+
+    def system_note(self) -> str:
+        return ("A progress controller tracks verified progress: every tool result ends with a "
+                "[progress] line, and final is only accepted once the verified count reaches the target.")
+
+    # --- before the action -------------------------------------------------------------------
+    def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+        self.notes = []
+        gate = final_gate(call, env)
+        if gate:
+            return gate
+        args = call.arguments if isinstance(call.arguments, dict) else None
+        if args is None:
+            return call  # malformed arguments: let the environment report the error
+        if call.name == "submit" and self.dedupe and isinstance(args.get("ids"), list):
+            return self._dedupe(call, args, env)
+        if call.name == "search" and self.pages and isinstance(args.get("query"), str):
+            return self._advance(call, args)
+        return call
+
+    def _dedupe(self, call: ToolCall, args: dict[str, Any], env: Any) -> ToolCall | Intercept:
+        ids, kept = args["ids"], []
+        for item in ids:
+            if isinstance(item, str) and item in self.submitted or item in kept:
+                continue
+            kept.append(item)
+        dropped = len(ids) - len(kept)
+        if dropped:
+            self.notes.append(f"[controller] removed {dropped} id(s) already submitted.")
+        if kept:
+            return ToolCall("submit", {**args, "ids": kept}, call.call_id)
+        if self.pages and self.order:
+            query = self.order[-1]
+            nxt = self._unseen_page(query)
+            if nxt:
+                self.notes.append(f'[controller] nothing new to submit; reading page {nxt} of "{query}" instead.')
+                return ToolCall("search", {"query": query, "page": nxt}, call.call_id)
+        return Intercept("[controller] all ids in this submit were already submitted; nothing was sent.")
+
+    def _advance(self, call: ToolCall, args: dict[str, Any]) -> ToolCall | Intercept:
+        query, page = args["query"].strip(), args.get("page", 1)
+        if not isinstance(page, int) or page not in self.read.get(query, set()):
+            return call
+        nxt = self._unseen_page(query)
+        if nxt is None:
+            return Intercept(f'[controller] all {self.page_count[query]} pages of "{query}" were already '
+                             "read; try a different query.")
+        self.notes.append(f'[controller] page {page} of "{query}" was already read; showing page {nxt}.')
+        return ToolCall("search", {**args, "query": query, "page": nxt}, call.call_id)
+
+    def _unseen_page(self, query: str) -> int | None:
+        total = self.page_count.get(query, 0)
+        return next((p for p in range(1, total + 1) if p not in self.read.get(query, set())), None)
+
+    # --- after the action --------------------------------------------------------------------
+    def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
+        extra = list(self.notes)
+        args = call.arguments if isinstance(call.arguments, dict) else {}
+        if obs.ok and call.name == "search":
+            extra += self._record_page(args, env)
+        elif obs.ok and call.name == "submit":
+            self.submitted.update(i for i in args.get("ids", []) if isinstance(i, str))
+            for item in args.get("ids", []):
+                self.pending.pop(item, None)
+                self.fresh.pop(item, None)
+            extra += self._resurface()
+            self.pending.update(self.fresh)
+            self.fresh = {}
+        obs.text = "\n".join([obs.text, *extra, self._progress(env)])
+        return obs
+
+    def _record_page(self, args: dict[str, Any], env: Any) -> list[str]:
+        query, number = args["query"].strip(), args.get("page", 1)
+        page = env.search_index.page(query, number)
+        if query not in self.read:
+            self.order.append(query)
+        self.read.setdefault(query, set()).add(number)
+        self.page_count[query] = page.pages
+        self.pending.update(self.fresh)  # moved on without submitting the previous page
+        self.fresh = {h.uid: h for h in page.hits if h.uid not in self.submitted}
+        return self._resurface() if len(self.pending) else []
+
+    def _resurface(self) -> list[str]:
+        if not self.buffer or not self.pending:
+            return []
+        hits = sorted(self.pending.values(), key=lambda h: h.rank)
+        self.pending = {}
+        body = render_hits(hits)
+        return [f"[controller] unsubmitted hits from pages you read earlier (submit any that qualify):\n{body}"]
+
+    def _progress(self, env: Any) -> str:
+        verified, target = env.verifier.valid_count, env.task.target
+        parts = [f"[progress] verified accepted {verified}/{target}"]
+        if self.dedupe:
+            parts.append(f"ids submitted {len(self.submitted)}")
+        if self.pages and self.order:
+            parts.append("read: " + "; ".join(f'"{q}" p{",".join(map(str, sorted(self.read[q])))}/'
+                                              f"{self.page_count[q]}" for q in self.order[-6:]))
+        parts.append("final is blocked until the target is verified" if verified < target else "target reached")
+        return " · ".join(parts)
+
+    def on_stop(self, env: Any) -> Intercept | None:
+        return final_gate(ToolCall("final", {}), env)
+

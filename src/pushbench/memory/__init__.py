@@ -1,0 +1,19 @@
+"""Context builders by name."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pushbench.memory.base import ContextBuilder, Event
+from pushbench.memory.full import FullContext
+
+MEMORIES: dict[str, Callable[[], ContextBuilder]] = {"full": FullContext}
+
+
+def make_memory(name: str) -> ContextBuilder:
+    if name not in MEMORIES:
+        raise KeyError(f"unknown memory {name!r}; known: {', '.join(MEMORIES)}")
+    return MEMORIES[name]()
+
+
+__all__ = ["MEMORIES", "ContextBuilder", "Event", "make_memory"]

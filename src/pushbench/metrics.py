@@ -1,0 +1,52 @@
+"""Per-episode QGP metrics, computed from the verifier's event log alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def episode_metrics(events: list[dict[str, Any]], target: int, budget: int) -> dict[str, Any]:
+    calls = [e for e in events if e["kind"] == "call"]
+    verdicts = [e for e in events if e["kind"] == "verdict"]
+    end = next((e for e in reversed(events) if e["kind"] == "end"), None)
+    accepted = {e["item"] for e in verdicts if e["verdict"] == "accepted"}
+    valid = len(accepted)
+    duplicates = sum(1 for e in verdicts if e["verdict"] == "duplicate")
+    rejected = sum(1 for e in verdicts if e["verdict"] == "rejected")
+    termination = end["reason"] if end else "error"
+    reported = end.get("reported") if end else None
+    steps = len(calls)
+    stopped_early = termination in ("final", "give_up") and valid < target
+    return {
+        "success": valid >= target,
+        "valid_count": valid,
+        "submissions": len(verdicts),
+        "duplicate_submissions": duplicates,
+        "duplicate_submit_rate": round(duplicates / len(verdicts), 6) if verdicts else 0.0,
+        "rejected_submissions": rejected,
+        "invalid_actions": sum(1 for e in calls if not e["ok"]),
+        "intercepted_actions": sum(1 for e in calls if (e.get("info") or {}).get("intercepted_by")),
+        "false_completion": termination == "final" and valid < target,
+        "premature_stop": stopped_early,
+        "reported_count": reported,
+        "reported_count_error": abs(reported - valid) if reported is not None else None,
+        "steps": steps,
+        "valid_per_step": round(valid / steps, 6) if steps else 0.0,
+        "repeated_searches": repeated_searches(calls),
+        "status_calls": sum(1 for e in calls if e["tool"] == "status" and e["ok"]),
+        "termination": termination,
+    }
+
+
+def repeated_searches(calls: list[dict[str, Any]]) -> int:
+    """Search calls for a (query, page) already searched earlier in the episode."""
+    seen: set[tuple[str, int]] = set()
+    repeats = 0
+    for call in calls:
+        args = call.get("args")
+        if call["tool"] != "search" or not call["ok"] or not isinstance(args, dict):
+            continue
+        key = (str(args.get("query", "")).strip().lower(), int(args.get("page", 1)))
+        repeats += key in seen
+        seen.add(key)
+    return repeats

@@ -1,0 +1,46 @@
+"""The policy contract: chat messages and tool schemas in, one assistant turn out."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pushbench.tools.base import ToolCall
+
+
+@dataclass
+class Turn:
+    """One model reply: the assistant message as the API returned it, and the parsed call."""
+
+    message: dict[str, Any]
+    call: ToolCall | None  # None when the model answered in text (it stops)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Policy(Protocol):
+    name: str
+    context_window: int  # tokens the model can attend to
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn: ...
+
+
+def tool_call_message(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]}
+
+
+def text_message(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def turn_from_message(message: dict[str, Any], input_tokens: int = 0, output_tokens: int = 0) -> Turn:
+    """Parse an assistant message: its first tool call (if any) becomes the action."""
+    calls = message.get("tool_calls") or []
+    if not calls:
+        return Turn(message, None, input_tokens, output_tokens)
+    fn = calls[0].get("function", {})
+    call = ToolCall(str(fn.get("name", "")), fn.get("arguments", ""), str(calls[0].get("id", "")))
+    return Turn(message, call, input_tokens, output_tokens)
