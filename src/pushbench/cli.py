@@ -76,6 +76,57 @@ def tools_try(task: str = typer.Option(..., help="Task id."),
         raise typer.Exit(2)
 
 
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@app.command("run")
+def run(family: str = typer.Option("reposcan", help="Task family."),
+        controller: str = typer.Option("standard", help="Comma-separated controllers."),
+        model: str = typer.Option("sim/base", help="Comma-separated models (provider/model)."),
+        backend: str = typer.Option("native", help="Comma-separated backends."),
+        memory: str = typer.Option("full", help="Comma-separated context builders."),
+        target: Optional[str] = typer.Option(None, help="Only tasks with these targets N (comma-separated)."),
+        seeds: int = typer.Option(1, help="Seeds per task and condition."),
+        limit: Optional[int] = typer.Option(None, help="Only the first L tasks."),
+        workers: int = typer.Option(1, help="Parallel worker processes."),
+        out: Path = typer.Option(..., help="Output folder (episodes.jsonl, traces/)."),
+        progress: bool = typer.Option(True, help="Show a progress bar.")) -> None:
+    """Run a grid of episodes; rerunning the same command resumes it."""
+    from pushbench.metrics import load_episodes, summarize
+    from pushbench.runner import Grid, run_grid
+
+    grid = Grid(family, _split(controller), _split(model), _split(memory), _split(backend), seeds,
+                [int(t) for t in _split(target)] if target else None, limit, int(config.params("seed")))
+    path = run_grid(grid, out, workers, progress)
+    _print_table(summarize(load_episodes(path)))
+
+
+@app.command("summarize")
+def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes.jsonl."),
+                  as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
+                  by: Optional[str] = typer.Option(None, help="Comma-separated grouping columns.")) -> None:
+    """Per condition: success, valid count, duplicate rate, valid/step, failure rates."""
+    from pushbench.metrics import load_episodes, summarize
+
+    table = summarize(load_episodes(out), _split(by) if by else None)
+    if as_json:
+        typer.echo(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1))
+    else:
+        _print_table(table)
+
+
+def _print_table(table) -> None:
+    from rich.table import Table
+
+    view = Table(show_lines=False)
+    for column in table.columns:
+        view.add_column(str(column), justify="right" if table[column].dtype.kind in "fi" else "left")
+    for row in table.itertuples(index=False):
+        view.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
+    console.print(view)
+
+
 @app.command("show-task")
 def show_task(task: str) -> None:
     """Print a task's agent-visible manifest row."""

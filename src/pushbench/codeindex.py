@@ -16,7 +16,8 @@ _WORD = re.compile(r"[A-Za-z]+|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-def tokenize(text: str) -> list[str]:
+@lru_cache(maxsize=200_000)
+def tokenize(text: str) -> tuple[str, ...]:
     """Lower-case word tokens; snake_case and CamelCase words are split into their parts."""
     out: list[str] = []
     for word in _WORD.findall(text.replace("_", " ")):
@@ -24,7 +25,7 @@ def tokenize(text: str) -> list[str]:
         out.extend(p.lower() for p in parts)
         if len(parts) > 1:
             out.append(word.lower())
-    return out
+    return tuple(out)
 
 
 @dataclass

@@ -50,3 +50,37 @@ def repeated_searches(calls: list[dict[str, Any]]) -> int:
         repeats += key in seen
         seen.add(key)
     return repeats
+
+
+CONDITION = ["family", "model", "backend", "memory", "controller"]
+
+
+def load_episodes(path: Any) -> Any:
+    """episodes.jsonl (or a folder holding it) as a DataFrame."""
+    import pandas as pd
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "episodes.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"no episodes at {path}")
+    return pd.read_json(path, lines=True)
+
+
+def summarize(episodes: Any, by: list[str] | None = None) -> Any:
+    """Per condition: success rate, mean valid count, duplicate rate, valid/step and failure rates."""
+    by = by or CONDITION
+    grouped = episodes.groupby(by, sort=True)
+    table = grouped.agg(
+        episodes=("success", "size"),
+        success_rate=("success", "mean"),
+        mean_valid=("valid_count", "mean"),
+        duplicate_rate=("duplicate_submit_rate", "mean"),
+        valid_per_step=("valid_per_step", "mean"),
+        false_completion=("false_completion", "mean"),
+        premature_stop=("premature_stop", "mean"),
+        repeated_searches=("repeated_searches", "mean"),
+        mean_steps=("steps", "mean"),
+    ).reset_index()
+    return table.round(4)

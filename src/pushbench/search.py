@@ -80,6 +80,7 @@ class CodeSearch:
         order = sorted(hits.tolist(), key=lambda i: (-round(float(scores[i]), 9), self.units[i].uid))
         return tuple(order[: self.max_results])
 
+    @lru_cache(maxsize=8192)
     def page(self, query: str, page: int) -> Page:
         ranked = self.ranked(query)
         pages = max(1, -(-len(ranked) // self.page_size))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
-from jsonschema import Draft202012Validator
+import fastjsonschema
 
 MAX_ARGUMENT_CHARS = 8_000  # larger argument payloads are refused before parsing
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -62,6 +63,16 @@ def tool(description: str, **properties: dict[str, Any]) -> Callable[[Callable],
     return mark
 
 
+@lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> Callable[[Any], Any]:
+    return fastjsonschema.compile(json.loads(schema_json))
+
+
+def _validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """A compiled JSON-schema check (compiled once per distinct schema)."""
+    return _compiled(json.dumps(schema, sort_keys=True))
+
+
 def has_control_chars(text: str) -> bool:
     return bool(_CONTROL.search(text))
 
@@ -81,7 +92,7 @@ class Environment:
             if hasattr(method, "__tool__"):
                 description, params = method.__tool__
                 self.tools[name] = ToolSpec(name, description, params, getattr(self, name))
-        self._validators = {n: Draft202012Validator(s.parameters) for n, s in self.tools.items()}
+        self._validators = {n: _validator(s.parameters) for n, s in self.tools.items()}
 
     def schemas(self) -> list[dict[str, Any]]:
         return [self.tools[name].schema() for name in sorted(self.tools)]
@@ -123,10 +134,10 @@ class Environment:
             raise ToolError(f"arguments exceed {MAX_ARGUMENT_CHARS} characters")
         if not isinstance(raw, dict):
             raise ToolError("arguments must be a JSON object")
-        errors = sorted(self._validators[call.name].iter_errors(raw), key=lambda e: list(e.path))
-        if errors:
-            where = ".".join(str(p) for p in errors[0].path) or "arguments"
-            raise ToolError(f"invalid arguments for {call.name} ({where}): {errors[0].message[:200]}")
+        try:
+            self._validators[call.name](raw)
+        except fastjsonschema.JsonSchemaValueException as err:
+            raise ToolError(f"invalid arguments for {call.name}: {err.message[:200]}") from None
         defaults = {k: v["default"] for k, v in self.tools[call.name].parameters["properties"].items()
                     if "default" in v}
         return {**defaults, **raw}

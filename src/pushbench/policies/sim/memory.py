@@ -15,17 +15,15 @@ from pushbench.tokens import count_message_tokens
 
 
 class FactStore:
-    """Append-only columns of facts; ``kind`` codes and meanings are the reader's."""
+    """Append-only columns of facts (numpy, grown by doubling); ``kind`` codes are the reader's."""
 
-    def __init__(self) -> None:
-        self.kind: list[int] = []
-        self.offset: list[int] = []
-        self.step: list[int] = []
-        self.key: list[int] = []  # interned string (uid or query)
-        self.aux: list[int] = []
+    COLUMNS = ("kind", "offset", "step", "key", "aux")
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._data = {c: np.zeros(capacity, dtype=np.int64) for c in self.COLUMNS}
+        self.size = 0
         self.keys: dict[str, int] = {}
         self.names: list[str] = []
-        self._arrays: dict[str, np.ndarray] = {}
 
     def intern(self, text: str) -> int:
         idx = self.keys.get(text)
@@ -35,21 +33,19 @@ class FactStore:
         return idx
 
     def add(self, kind: int, offset: int, step: int, key: str = "", aux: int = 0) -> None:
-        self.kind.append(kind)
-        self.offset.append(offset)
-        self.step.append(step)
-        self.key.append(self.intern(key))
-        self.aux.append(aux)
-        self._arrays.clear()
+        if self.size == len(self._data["kind"]):
+            self._data = {c: np.concatenate([a, np.zeros_like(a)]) for c, a in self._data.items()}
+        i = self.size
+        data = self._data
+        data["kind"][i], data["offset"][i], data["step"][i] = kind, offset, step
+        data["key"][i], data["aux"][i] = self.intern(key), aux
+        self.size += 1
 
     def array(self, column: str) -> np.ndarray:
-        arr = self._arrays.get(column)
-        if arr is None:
-            arr = self._arrays[column] = np.asarray(getattr(self, column), dtype=np.int64)
-        return arr
+        return self._data[column][: self.size]
 
     def __len__(self) -> int:
-        return len(self.kind)
+        return self.size
 
 
 class ContextReader:

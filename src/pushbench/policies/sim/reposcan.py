@@ -35,6 +35,8 @@ _LINE = re.compile(r"^    L\d+: (.*)$")
 _VERDICT = re.compile(r"^  (accepted|rejected|duplicate)\s+(\S+)$")
 _STATUS = re.compile(r"^status: (\d+) accepted \(verified\) of target (\d+)")
 _PROGRESS = re.compile(r"^\[progress\] verified accepted (\d+)/(\d+)")
+_READ = re.compile(r'"([^"]*)" p([\d,]+)/(\d+)')
+_ALL_READ = re.compile(r'^\[controller\] all (\d+) pages of "(.*)" were already read')
 _MAX_SUBMIT = re.compile(r"at most (\d+) identifiers", re.I)
 BLOCKED_MARK = "[controller] final blocked"
 BUFFER_MARK = "[controller] unsubmitted hits"
@@ -92,7 +94,13 @@ class RepoScanMind:
                 # aux: would this verdict be mistaken for progress when counting from memory?
                 misread = stable_uniform(self.seed, "conflate", m.group(2), step) < self.profile.conflate
                 facts.add(VERDICT_KIND[m.group(1)], offset, step, m.group(2), int(misread))
+            elif m := _ALL_READ.match(line):
+                pages = int(m.group(1))
+                facts.add(PAGE, offset, step, m.group(2), pages * 1000 + pages)
             elif (m := _STATUS.match(line)) or (m := _PROGRESS.match(line)):
+                if line.startswith("[progress]"):  # the controller's record of pages read
+                    state["progress_read"] = {q: (max(map(int, p.split(","))), int(t))
+                                              for q, p, t in _READ.findall(line)}
                 count = int(m.group(1))
                 rising = count > state.get("last_status", 0)
                 state["last_status"] = max(count, state.get("last_status", 0))
@@ -124,7 +132,7 @@ class RepoScanMind:
         last = (messages[-1].get("content") or "") if messages else ""
         count = self._believed_count(recalled, kind, facts.array("aux"))
         nudged = BLOCKED_MARK in last
-        if nudged and stable_uniform(self.seed, "follow", step - 1) >= self.profile.follow_guidance:
+        if nudged and stable_uniform(self.seed, "follow", step) >= self.profile.follow_guidance:
             return self._final(count, call_id)
         if count >= goal.target and not nudged:
             if "status:" not in last and stable_uniform(self.seed, "status", step) < self.profile.check_status:
@@ -172,15 +180,18 @@ class RepoScanMind:
         names = self.reader.facts.names
         done = set(key[recalled & ((kind == SUBMITTED) | (kind == ACCEPTED) | (kind == REJECTED)
                                    | (kind == DUPLICATE))].tolist())
+        # The working batch: valid-looking hits read since the agent's own last submit. Older
+        # unsubmitted hits are not pursued unless something shows them again (lost candidates).
+        submits = np.flatnonzero(kind == SUBMITTED)
+        after = int(submits[-1]) if len(submits) else -1
+        since = np.arange(len(kind)) > after
         candidates: list[int] = []
-        for k in key[recalled & (kind == HIT_VALID)].tolist():
+        for k in key[recalled & since & (kind == HIT_VALID)].tolist():
             if k not in done:
                 done.add(k)
                 candidates.append(k)
         if not candidates:
             return []
-        submits = np.flatnonzero(kind == SUBMITTED)
-        after = int(submits[-1]) if len(submits) else -1
         pages_read = int(((kind == PAGE) & (np.arange(len(kind)) > after)).sum())
         limit = self._max_submit(tools)
         exhausted = self._current_query_exhausted(kind, key)
@@ -199,7 +210,7 @@ class RepoScanMind:
         pages = np.flatnonzero(kind == PAGE)
         if not len(pages):
             return False
-        aux = self.reader.facts.aux[int(pages[-1])]
+        aux = int(self.reader.facts.array("aux")[pages[-1]])
         return aux // 1000 >= aux % 1000
 
     def _next_search(self, goal: Goal, recalled: np.ndarray, kind: np.ndarray, key: np.ndarray,
@@ -211,9 +222,12 @@ class RepoScanMind:
         current = int(key[pages[-1]])
         seen = [int(aux[i]) for i in pages if (recalled[i] or i == pages[-1]) and key[i] == current]
         read, total = max(a // 1000 for a in seen), seen[-1] % 1000
+        shown = self.reader.state.get("progress_read", {})  # state a controller shows every step
+        if names[current] in shown:
+            read = max(read, shown[names[current]][0])
         if read < total:
             return names[current], read + 1
-        used = {names[int(key[i])] for i in pages if recalled[i]} | {names[current]}
+        used = {names[int(key[i])] for i in pages if recalled[i]} | {names[current]} | set(shown)
         words: Counter[str] = Counter()
         for k in key[recalled & (kind == HIT_VALID)].tolist():
             words.update(name_tokens(names[k]))
