@@ -14,6 +14,7 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +103,13 @@ def holds(goal: Goal, unit: CodeUnit) -> bool:
 _DEF = re.compile(r"\bdef\s+(\w+)\s*\((.*?)\)\s*(?:->[^:]*)?:", re.S)
 
 
-def judge_hit(goal: Goal, uid: str, lines: list[str]) -> bool | None:
+def judge_hit(goal: Goal, uid: str, lines: list[str] | tuple[str, ...]) -> bool | None:
     """Is this hit valid, judging only by its identifier and snippet? None when undecidable."""
+    return _judge(goal, uid, tuple(lines))
+
+
+@lru_cache(maxsize=65_536)
+def _judge(goal: Goal, uid: str, lines: tuple[str, ...]) -> bool | None:
     text = "\n".join(lines)
     name = uid.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
     match = _DEF.search(text)
@@ -157,7 +163,7 @@ def oracle_steps(goal: Goal, search: CodeSearch) -> int:
             pages, steps = page.pages, steps + 1
             new = []
             for hit in page.hits:
-                if judge_hit(goal, hit.uid, [t for _, t in hit.snippet]) and hit.uid not in found:
+                if judge_hit(goal, hit.uid, tuple(t for _, t in hit.snippet)) and hit.uid not in found:
                     new.append(hit.uid)
                     names.update(name_tokens(hit.uid))
             if new:

@@ -112,7 +112,7 @@ class RepoScanMind:
 
     def _judge(self, goal: Goal, uid: str, lines: list[str]) -> int:
         """The family reader's verdict on visible text, with the profile's noise (fixed per hit)."""
-        verdict = judge_hit(goal, uid, lines)
+        verdict = judge_hit(goal, uid, tuple(lines))
         draw = stable_uniform(self.seed, "judge", uid)
         if verdict:
             return HIT_INVALID if draw < self.profile.false_negative else HIT_VALID
