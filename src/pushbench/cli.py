@@ -102,6 +102,25 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
     _print_table(summarize(load_episodes(path)))
 
 
+@app.command("experiment")
+def experiment(name: str = typer.Argument(..., help="A key under `experiments` in params.yaml."),
+               out: Optional[Path] = typer.Option(None, help="Default: data/runs/NAME."),
+               workers: Optional[int] = typer.Option(None, help="Default: params run.workers."),
+               progress: bool = typer.Option(True)) -> None:
+    """Run one experiment of params.yaml and write its summary metrics (a DVC stage)."""
+    from pushbench.metrics import load_episodes, summarize
+    from pushbench.runner import Grid, run_grid
+
+    spec = config.params(f"experiments.{name}")
+    out = out or config.RUNS / name
+    grid = Grid(spec["family"], spec["controllers"], spec["models"], spec["memories"], spec["backends"],
+                int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")))
+    path = run_grid(grid, out, workers or int(config.params("run.workers")), progress)
+    table = summarize(load_episodes(path))
+    (out / "summary.json").write_text(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
+    console.print(f"{name}: {len(load_episodes(path))} episodes -> {path.relative_to(out.parent.parent) if out.is_relative_to(config.DATA) else path}")
+
+
 @app.command("summarize")
 def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes.jsonl."),
                   as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
