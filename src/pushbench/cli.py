@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -121,6 +122,29 @@ def experiment(name: str = typer.Argument(..., help="A key under `experiments` i
     console.print(f"{name}: {len(load_episodes(path))} episodes -> {path.relative_to(out.parent.parent) if out.is_relative_to(config.DATA) else path}")
 
 
+@app.command("aggregate")
+def aggregate_cmd() -> None:
+    """Collect every experiment's episodes into data/results/episodes.jsonl."""
+    from pushbench.aggregate import aggregate
+
+    path = aggregate(sorted(config.params("experiments")))
+    console.print(f"aggregated -> {path.relative_to(config.ROOT)}")
+
+
+@app.command("notebook")
+def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form)."),
+                 figures: Path = typer.Option(config.FIGURES, help="Where figures and tables go."),
+                 results: Path = typer.Option(config.RESULTS, help="Aggregated results folder.")) -> None:
+    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/."""
+    from pushbench.notebooks import execute
+
+    rel = lambda p: os.path.relpath(p, config.ROOT)  # noqa: E731 (no absolute paths in outputs)
+    params = {"results": rel(results), "figures": rel(figures / name),
+              "n_resamples": int(config.params("stats.n_resamples")), "seed": int(config.params("seed"))}
+    out = execute(name, params)
+    console.print(f"executed {name} -> {out.relative_to(config.ROOT) if out.is_relative_to(config.ROOT) else out}")
+
+
 @app.command("summarize")
 def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes.jsonl."),
                   as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
@@ -150,6 +174,12 @@ def _print_table(table) -> None:
 def show_task(task: str) -> None:
     """Print a task's agent-visible manifest row."""
     console.print_json(json.dumps(_find_task(task).model_dump()))
+
+
+from pushbench.harness.commands import agent_app, serve_mcp  # noqa: E402  (black-box agents, MCP)
+
+app.command("serve-mcp")(serve_mcp)
+app.add_typer(agent_app, name="agent")
 
 
 if __name__ == "__main__":

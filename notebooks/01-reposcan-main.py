@@ -1,0 +1,25 @@
+# %% [markdown]
+# # QGP-RepoScan — main table
+# Success, verified valid count, duplicate submit rate and valid artifacts per step by model ×
+# backend × memory × controller (paper §7). **Model: SimLM**, the offline behavioural simulator.
+
+# %% tags=["parameters"]
+results = "data/results"
+figures = "paper_figures"
+experiment = "reposcan-main"
+n_resamples = 10000
+seed = 0
+
+# %%
+from pathlib import Path
+
+from pushbench.aggregate import load_results
+from pushbench.analysis.reposcan import main_table
+from pushbench.figures import label_models, save_table
+
+episodes = load_results(results, experiment)
+table = main_table(episodes, n_resamples, seed)
+caption = (f"RepoScan main table ({len(episodes)} episodes; {label_models(list(episodes.model.unique()))}). "
+           "success_sd is the task-bootstrap SD.")
+save_table(table, Path(figures), "reposcan_main_table", caption)
+table

@@ -1,0 +1,32 @@
+"""Collect every experiment's episodes into one table (``data/results/episodes.jsonl``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pushbench import config
+
+
+def aggregate(experiments: list[str], runs: Path | None = None, out: Path | None = None) -> Path:
+    runs, out = runs or config.RUNS, out or config.RESULTS
+    lines: list[str] = []
+    for name in sorted(experiments):
+        path = runs / name / "episodes.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(f"experiment {name!r} has no episodes at {path}; run `dvc repro` first")
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                lines.append(json.dumps({**json.loads(line), "experiment": name}, sort_keys=True))
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "episodes.jsonl"
+    target.write_text("".join(sorted(line + "\n" for line in lines)), encoding="utf-8")
+    return target
+
+
+def load_results(results: Path | str, experiment: str | None = None):
+    """The aggregated episodes as a DataFrame, optionally one experiment's."""
+    import pandas as pd
+
+    frame = pd.read_json(Path(results) / "episodes.jsonl", lines=True)
+    return frame[frame.experiment == experiment].reset_index(drop=True) if experiment else frame

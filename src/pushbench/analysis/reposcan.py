@@ -1,0 +1,104 @@
+"""RepoScan: main table, target scaling with paired intervals (Fig. 3), stateful ablation (Fig. 4)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from pushbench import stats
+from pushbench.figures import CONTROLLER_COLORS, label_models
+
+CONDITION = ["model", "backend", "memory", "controller"]
+
+
+def main_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Success (with task-bootstrap SD), valid count, duplicate rate, valid/step per condition."""
+    rows = []
+    for key, group in episodes.groupby(CONDITION, sort=True):
+        rate = stats.success_rate_with_bootstrap_sd(group, n_resamples=n_resamples, seed=seed)
+        rows.append({**dict(zip(CONDITION, key)), "success": rate.rate, "success_sd": rate.sd,
+                     "valid_count": group.valid_count.mean(), "duplicate_rate": group.duplicate_submit_rate.mean(),
+                     "valid_per_step": group.valid_per_step.mean(), "false_completion": group.false_completion.mean(),
+                     "premature_stop": group.premature_stop.mean(),
+                     "reported_count_error": group.reported_count_error.dropna().mean()
+                     if group.reported_count_error.notna().any() else np.nan,
+                     "episodes": len(group)})
+    return pd.DataFrame(rows)
+
+
+def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
+    return stats.target_scaling(episodes, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
+
+
+def paired_deltas(episodes: pd.DataFrame, baseline: str, others: list[str], n_resamples: int, seed: int,
+                  by_target: bool = True) -> pd.DataFrame:
+    """Paired success deltas (other − baseline), matched by task and seed, per model (and N)."""
+    rows = []
+    groups = ["model", "target"] if by_target else ["model"]
+    for key, group in episodes.groupby(groups, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        for other in others:
+            if other not in set(group.controller) or baseline not in set(group.controller):
+                continue
+            d = stats.paired_bootstrap_delta(group, "controller", baseline, other, n_resamples=n_resamples, seed=seed)
+            rows.append({**dict(zip(groups, key)), "comparison": f"{other} − {baseline}", "delta": d.delta,
+                         "ci_low": d.ci_low, "ci_high": d.ci_high, "pairs": d.n_pairs})
+    return pd.DataFrame(rows)
+
+
+def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[str]) -> plt.Figure:
+    models = sorted(scaling.model.unique())
+    fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 5.2), sharex=True, squeeze=False)
+    for col, model in enumerate(models):
+        ax = axes[0, col]
+        for controller in controllers:
+            part = scaling[(scaling.model == model) & (scaling.controller == controller)].sort_values("target")
+            if part.empty:
+                continue
+            ax.errorbar(part.target, part.success_rate, yerr=part.bootstrap_sd, marker="o", capsize=2,
+                        label=controller, color=CONTROLLER_COLORS.get(controller))
+        ax.set_title(model)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xscale("log")
+        ax.set_xticks([10, 25, 50, 100], ["10", "25", "50", "100"])
+        ax = axes[1, col]
+        for comparison, part in deltas[deltas.model == model].groupby("comparison"):
+            other = comparison.split(" − ")[0]
+            ax.errorbar(part.target, part.delta, yerr=[part.delta - part.ci_low, part.ci_high - part.delta],
+                        marker="s", capsize=2, label=comparison, color=CONTROLLER_COLORS.get(other))
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_xlabel("target N")
+    axes[0, 0].set_ylabel("success rate (± task-bootstrap SD)")
+    axes[1, 0].set_ylabel("paired Δ success (95% CI)")
+    axes[0, -1].legend(fontsize=7)
+    axes[1, -1].legend(fontsize=7)
+    fig.suptitle(f"RepoScan target scaling — {label_models(list(scaling.model.unique()))}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_ablation(table: pd.DataFrame, deltas: pd.DataFrame, order: list[str]) -> plt.Figure:
+    models = sorted(table.model.unique())
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    width = 0.8 / max(1, len(models))
+    for i, model in enumerate(models):
+        part = table[table.model == model].set_index("controller").reindex(order)
+        x = np.arange(len(order)) + i * width
+        axes[0].bar(x, part.success, width, yerr=part.success_sd, capsize=2, label=model)
+    axes[0].set_xticks(np.arange(len(order)) + width * (len(models) - 1) / 2, order, rotation=25, ha="right")
+    axes[0].set_ylabel("success rate (± task-bootstrap SD)")
+    axes[0].set_ylim(0, 1.05)
+    axes[0].legend(fontsize=7)
+    for i, model in enumerate(models):
+        part = deltas[deltas.model == model]
+        y = np.arange(len(part)) + i * 0.25
+        axes[1].errorbar(part.delta, y, xerr=[part.delta - part.ci_low, part.ci_high - part.delta], fmt="o",
+                         capsize=2, label=model)
+        if i == 0:
+            axes[1].set_yticks(y, part.comparison, fontsize=7)
+    axes[1].axvline(0, color="black", lw=0.6)
+    axes[1].set_xlabel("paired Δ success (95% CI)")
+    fig.suptitle(f"StateQGP component ablation — {label_models(models)}", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,52 @@
+"""Execute a notebook kept in jupytext percent form (``notebooks/NN-topic.py``) with papermill.
+
+The executed copy is a pipeline output; volatile metadata (papermill timings, kernel versions) is
+removed so a rerun writes the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jupytext
+import nbformat
+import papermill
+
+from pushbench import config
+
+KERNEL = "python3"
+VOLATILE_CELL_KEYS = ("execution", "papermill")
+
+
+def execute(name: str, parameters: dict[str, Any], out_dir: Path | None = None,
+            source_dir: Path | None = None) -> Path:
+    source = (source_dir or config.ROOT / "notebooks") / f"{name}.py"
+    if not source.is_file():
+        raise FileNotFoundError(f"no notebook source at {source}")
+    out_dir = out_dir or config.DATA / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staged = out_dir / f".{name}.input.ipynb"
+    output = out_dir / f"{name}.ipynb"
+    notebook = jupytext.read(source)
+    notebook.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python"}
+    nbformat.write(notebook, staged)
+    try:
+        papermill.execute_notebook(str(staged), str(output), parameters=parameters, kernel_name=KERNEL,
+                                   language="python", cwd=str(config.ROOT), progress_bar=False,
+                                   log_output=False)
+    finally:
+        staged.unlink(missing_ok=True)
+    scrub(output)
+    return output
+
+
+def scrub(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    notebook.metadata.pop("papermill", None)
+    notebook.metadata.get("language_info", {}).pop("version", None)
+    for cell in notebook.cells:
+        for key in VOLATILE_CELL_KEYS:
+            cell.metadata.pop(key, None)
+    nbformat.write(notebook, path)
