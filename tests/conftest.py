@@ -22,9 +22,7 @@ from pushbench.search import CodeSearch
 from pushbench.tasks.base import TaskSpec
 from pushbench.verifier import Verifier
 
-from handmade import FIXTURE_ARGS, FIXTURE_FILES, FIXTURE_VALID, write_tree
-
-REPOS = ("flask", "pytest", "requests")
+from handmade import FIXTURE_FILES, FIXTURE_VALID, REPOS, make_spec, write_tree
 
 # --------------------------------------------------------------------------- the fixture repo
 
@@ -42,16 +40,6 @@ def fixture_units(fixture_repo: Path) -> tuple[CodeUnit, ...]:
 @pytest.fixture
 def fixture_search(fixture_units: tuple[CodeUnit, ...]) -> CodeSearch:
     return CodeSearch(fixture_units, max_results=50, page_size=10)
-
-
-def make_spec(repo: str = "fixt", predicate: str = "fixture", target: int = 3, budget: int = 30,
-              max_submit: int = 20, **settings: Any) -> TaskSpec:
-    """A hand-made task spec for environments built directly on the fixture repo."""
-    return TaskSpec(task_id=f"reposcan-{repo}-{predicate}-n{target:03d}", family="reposcan", repo=repo,
-                    predicate=predicate, objective="(test objective)", target=target, budget=budget,
-                    tools=["search", "submit", "status", "final"], oracle_steps=1,
-                    settings={"page_size": 10, "max_results": 50, "max_submit": max_submit,
-                              "predicate_arg": FIXTURE_ARGS[predicate], **settings})
 
 
 @pytest.fixture

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
+
+from pushbench.tasks.base import TaskSpec
+
+REPOS = ("flask", "pytest", "requests")  # the pinned real snapshots
 
 FIXTURE_FILES: dict[str, str] = {
     "pkg/__init__.py": '''\
@@ -225,3 +230,13 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     return root
+
+
+def make_spec(repo: str = "fixt", predicate: str = "fixture", target: int = 3, budget: int = 30,
+              max_submit: int = 20, **settings: Any) -> TaskSpec:
+    """A hand-made task spec for environments built directly on the fixture repo."""
+    return TaskSpec(task_id=f"reposcan-{repo}-{predicate}-n{target:03d}", family="reposcan", repo=repo,
+                    predicate=predicate, objective="(test objective)", target=target, budget=budget,
+                    tools=["search", "submit", "status", "final"], oracle_steps=1,
+                    settings={"page_size": 10, "max_results": 50, "max_submit": max_submit,
+                              "predicate_arg": FIXTURE_ARGS[predicate], **settings})

@@ -183,8 +183,6 @@ def test_non_utf8_bytes_do_not_stop_indexing(tmp_path: Path) -> None:
     assert "latin.py::ok" in {u.uid for u in load_units(tmp_path)}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: codeindex.units_of_file walks only direct children of modules, "
-                                       "classes and functions, so defs under if/try/with/for are never units")
 def test_definitions_inside_compound_statements_are_units(tmp_path: Path) -> None:
     units = units_of(tmp_path, '''\
         import sys
@@ -213,8 +211,6 @@ def test_definitions_inside_compound_statements_are_units(tmp_path: Path) -> Non
     assert {"proxy_bypass", "loads", "Path", "Path.size"} <= set(units)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: codeindex._make_unit puts comment lines between the signature "
-                                       "and the docstring into the header (pytest DoctestItem.from_parent)")
 def test_comment_between_signature_and_docstring_is_not_header(tmp_path: Path) -> None:
     units = units_of(tmp_path, '''\
         class Item:

@@ -39,8 +39,8 @@ def goal(predicate: str, target: int = 3, repo: str = "fixt") -> Goal:
     return Goal(repo, predicate, FIXTURE_ARGS[predicate], target)
 
 
-def shown(hit) -> list[str]:
-    return [t for _, t in hit.snippet]
+def shown(hit) -> list:
+    return list(hit.snippet)  # numbered lines, as the agent sees them
 
 
 # --------------------------------------------------------------------------- the truth
@@ -151,18 +151,15 @@ def test_judge_hit_agrees_with_the_truth_on_real_seed_queries(snapshot_root: Pat
     ("pytest", "calls", "testing/test_assertion.py::test_comparisons_handle_colors",
      "a 'def test():' inside a decorator string is taken for the signature (judge_hit._DEF)"),
 ])
-@pytest.mark.xfail(strict=True, reason="BUG: judge_hit disagrees with holds on real units (see 'why')")
 def test_judge_hit_on_known_hard_real_units(snapshot_root: Path, repo: str, predicate: str, uid: str,
                                             why: str) -> None:
     fixture, calls = REAL[repo]
     g = Goal(repo, predicate, {"fixture": fixture, "documented": "", "calls": calls}[predicate], 10)
     unit = search_for(snapshot_root / repo, 50, 10).unit(uid)
-    lines = [t for _, t in snippet(unit, set(tokenize(g.seed_query)), g.seed_query)]
+    lines = snippet(unit, set(tokenize(g.seed_query)), g.seed_query)  # numbered, as the agent sees them
     assert judge_hit(g, uid, lines) in (holds(g, unit), None), why
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: judge_hit's _DEF regex takes the first 'def' anywhere in the "
-                                       "snippet, e.g. inside a decorator's string argument")
 def test_judge_hit_reads_the_hits_own_signature() -> None:
     lines = ['@pytest.mark.parametrize("code", ["""', "    def test():", '        pass', '    """])',
              "def test_outer(code, db):", "    api.get(code)"]
@@ -170,8 +167,6 @@ def test_judge_hit_reads_the_hits_own_signature() -> None:
     assert judge_hit(goal("calls"), "t.py::test_outer", lines) is True
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: judge_hit('documented') takes a matching body line that starts "
-                                       "with a string (an attribute docstring) for the function's docstring")
 def test_attribute_docstrings_are_not_the_functions_docstring(tmp_path: Path) -> None:
     path = tmp_path / "cfg.py"
     path.write_text(textwrap.dedent('''\
@@ -184,7 +179,7 @@ def test_attribute_docstrings_are_not_the_functions_docstring(tmp_path: Path) ->
     unit = {u.qualname: u for u in units_of_file(path, "cfg.py")}["Config.__init__"]
     g = goal("documented")
     assert not holds(g, unit)
-    lines = [t for _, t in snippet(unit, set(tokenize("the arguments")), "the arguments")]
+    lines = snippet(unit, set(tokenize("the arguments")), "the arguments")  # numbered, as shown
     assert judge_hit(g, unit.uid, lines) is False
 
 

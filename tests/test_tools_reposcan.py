@@ -143,9 +143,6 @@ def test_a_bad_id_in_a_batch_submits_nothing(env) -> None:
 
 
 @pytest.mark.parametrize("page", [2.0, 1.0])
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG: tools/base.py accepts integral floats for an integer schema (JSON 2.0); "
-                          "search_index.page then slices with a float and execute() raises TypeError")
 def test_integral_float_page_never_raises(env, page: float) -> None:
     obs = call(env, "search", json.dumps({"query": "test db", "page": page}))
     assert env.steps == 1

@@ -30,3 +30,8 @@ def load_results(results: Path | str, experiment: str | None = None):
 
     frame = pd.read_json(Path(results) / "episodes.jsonl", lines=True)
     return frame[frame.experiment == experiment].reset_index(drop=True) if experiment else frame
+
+
+if __name__ == "__main__":
+    written = aggregate(sorted(config.params("experiments")))
+    print(f"aggregated -> {written.relative_to(config.ROOT)}")

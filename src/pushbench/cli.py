@@ -72,7 +72,7 @@ def tools_try(task: str = typer.Option(..., help="Task id."),
     env = get_family(spec.family).environment(spec)
     name, _, args = call.strip().partition(" ")
     obs = env.execute(ToolCall(name, args.strip() or "{}"))
-    console.print(obs.text, markup=False, highlight=False)
+    typer.echo(obs.text)
     if not obs.ok:
         raise typer.Exit(2)
 
@@ -92,34 +92,56 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         limit: Optional[int] = typer.Option(None, help="Only the first L tasks."),
         workers: int = typer.Option(1, help="Parallel worker processes."),
         out: Path = typer.Option(..., help="Output folder (episodes.jsonl, traces/)."),
-        progress: bool = typer.Option(True, help="Show a progress bar.")) -> None:
+        progress: bool = typer.Option(True, help="Show a progress bar."),
+        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint for openai/* models "
+                                               "(default $OPENAI_BASE_URL, else OpenAI); key from $OPENAI_API_KEY."),
+        request_timeout: float = typer.Option(60.0, help="Seconds per HTTP attempt of openai/* models."),
+        concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
+        cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
+        cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses).")) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
     from pushbench.metrics import load_episodes, summarize
     from pushbench.runner import Grid, run_grid
 
+    if request_timeout <= 0 or concurrency < 1:
+        raise typer.BadParameter("--request-timeout must be > 0 and --concurrency >= 1")
     grid = Grid(family, _split(controller), _split(model), _split(memory), _split(backend), seeds,
                 [int(t) for t in _split(target)] if target else None, limit, int(config.params("seed")))
-    path = run_grid(grid, out, workers, progress)
+    options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir}
+    path = run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
     _print_table(summarize(load_episodes(path)))
+
+
+@app.command("serve-sim")
+def serve_sim(host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+              port: int = typer.Option(8000, help="Port to listen on."),
+              fault_rate: float = typer.Option(0.0, help="Fraction of attempts answered with a transport fault "
+                                               "(429 with Retry-After, 500, or a stall), mixed."),
+              malformed_rate: float = typer.Option(0.0, help="Fraction of requests answered with broken tool-call JSON."),
+              fault_delay: float = typer.Option(5.0, help="Seconds a stall fault holds the request."),
+              retry_after: float = typer.Option(1.0, help="Seconds a 429 asks the client to wait."),
+              seed: int = typer.Option(0, help="Seed of the fault draws."),
+              log_level: str = typer.Option("warning", help="uvicorn log level.")) -> None:
+    """Serve SimLM as an OpenAI-compatible /v1/chat/completions endpoint (models sim-mini, sim-base, ...)."""
+    from pushbench.serve_sim import ServeConfig, serve
+
+    try:
+        settings = ServeConfig(fault_rate, malformed_rate, fault_delay, retry_after, seed)
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
+    typer.echo(f"serve-sim: SimLM (a simulator, not a real model) on http://{host}:{port}/v1", err=True)
+    serve(host, port, settings, log_level)
 
 
 @app.command("experiment")
 def experiment(name: str = typer.Argument(..., help="A key under `experiments` in params.yaml."),
-               out: Optional[Path] = typer.Option(None, help="Default: data/runs/NAME."),
                workers: Optional[int] = typer.Option(None, help="Default: params run.workers."),
                progress: bool = typer.Option(True)) -> None:
     """Run one experiment of params.yaml and write its summary metrics (a DVC stage)."""
-    from pushbench.metrics import load_episodes, summarize
-    from pushbench.runner import Grid, run_grid
+    from pushbench.runner import run_experiment
 
-    spec = config.params(f"experiments.{name}")
-    out = out or config.RUNS / name
-    grid = Grid(spec["family"], spec["controllers"], spec["models"], spec["memories"], spec["backends"],
-                int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")))
-    path = run_grid(grid, out, workers or int(config.params("run.workers")), progress)
-    table = summarize(load_episodes(path))
-    (out / "summary.json").write_text(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
-    console.print(f"{name}: {len(load_episodes(path))} episodes -> {path.relative_to(out.parent.parent) if out.is_relative_to(config.DATA) else path}")
+    path = run_experiment(name, workers, progress)
+    console.print(f"{name}: -> {os.path.relpath(path, config.ROOT)}")
 
 
 @app.command("aggregate")
@@ -132,17 +154,11 @@ def aggregate_cmd() -> None:
 
 
 @app.command("notebook")
-def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form)."),
-                 figures: Path = typer.Option(config.FIGURES, help="Where figures and tables go."),
-                 results: Path = typer.Option(config.RESULTS, help="Aggregated results folder.")) -> None:
-    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/."""
-    from pushbench.notebooks import execute
+def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form).")) -> None:
+    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/."""
+    from pushbench.notebooks import run_configured
 
-    rel = lambda p: os.path.relpath(p, config.ROOT)  # noqa: E731 (no absolute paths in outputs)
-    params = {"results": rel(results), "figures": rel(figures / name),
-              "n_resamples": int(config.params("stats.n_resamples")), "seed": int(config.params("seed"))}
-    out = execute(name, params)
-    console.print(f"executed {name} -> {out.relative_to(config.ROOT) if out.is_relative_to(config.ROOT) else out}")
+    console.print(f"executed {name} -> {os.path.relpath(run_configured(name), config.ROOT)}")
 
 
 @app.command("summarize")

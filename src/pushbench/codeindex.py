@@ -70,6 +70,8 @@ def _make_unit(rel: str, qual: str, node: ast.AST, lines: list[str]) -> CodeUnit
     span = _docstring_span(node)
     if span:  # signature ends on the line before the docstring
         header_end = max(node.lineno, span[0] - 1)
+    while header_end > node.lineno and lines[header_end - 1].strip().startswith("#"):
+        header_end -= 1  # comments between the signature and the body are not signature
     header = [(n, lines[n - 1].rstrip()) for n in range(first, header_end + 1) if lines[n - 1].strip()]
     doc_text = ast.get_docstring(node, clean=True)
     doc = doc_text.strip().splitlines()[0].strip() if doc_text and doc_text.strip() else None
@@ -97,6 +99,8 @@ def units_of_file(path: Path, rel: str) -> list[CodeUnit]:
                 qual = prefix + child.name
                 units.append(_make_unit(rel, qual, child, lines))
                 walk(child, qual + ".")
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):  # under if/try/with/for
+                walk(child, prefix)
 
     walk(tree, "")
     return units

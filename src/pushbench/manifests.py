@@ -29,3 +29,10 @@ def build_family(name: str, data_root: Path | None = None, snapshot_root: Path |
 def build_all(families: list[str] | None = None, data_root: Path | None = None,
               snapshot_root: Path | None = None) -> dict[str, list[TaskSpec]]:
     return {name: build_family(name, data_root, snapshot_root) for name in (families or sorted(FAMILIES))}
+
+
+if __name__ == "__main__":
+    import sys
+
+    for family, specs in build_all(sys.argv[1:] or None).items():
+        print(f"{family}: {len(specs)} tasks")

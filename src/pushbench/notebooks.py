@@ -6,6 +6,8 @@ removed so a rerun writes the same bytes.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +52,15 @@ def scrub(path: Path) -> None:
         for key in VOLATILE_CELL_KEYS:
             cell.metadata.pop(key, None)
     nbformat.write(notebook, path)
+
+
+def run_configured(name: str) -> Path:
+    """The DVC stage: execute NAME with parameters from params.yaml (paths relative to the root)."""
+    params = {"results": os.path.relpath(config.RESULTS, config.ROOT),
+              "figures": os.path.relpath(config.FIGURES / name, config.ROOT),
+              "n_resamples": int(config.params("stats.n_resamples")), "seed": int(config.params("seed"))}
+    return execute(name, params)
+
+
+if __name__ == "__main__":
+    print(f"executed {sys.argv[1]} -> {os.path.relpath(run_configured(sys.argv[1]), config.ROOT)}")

@@ -17,6 +17,7 @@ import re
 import time
 import zlib
 from dataclasses import asdict, dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,8 +26,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from pushbench.backends import BACKENDS
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
-from pushbench.metrics import episode_metrics
-from pushbench.policies import make_policy
+from pushbench.metrics import episode_metrics, unit_metrics
+from pushbench.policies import is_api_model, make_policy
 from pushbench.tasks import get_family, load_tasks
 from pushbench.tasks.base import TaskSpec
 
@@ -73,18 +74,37 @@ class Grid:
                 for model in self.models for b in self.backends for s in range(self.seeds)]
 
 
-def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None = None) -> dict[str, Any]:
+def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None = None,
+                policy_options: dict[str, Any] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     env = get_family(spec.family).environment(task)
-    run = BACKENDS[spec.backend](env, make_policy(spec.model), make_controller(spec.controller),
-                                 make_memory(spec.memory), spec.policy_seed(master_seed))
+    policy = make_policy(spec.model, **(policy_options or {}))
+    run = BACKENDS[spec.backend](env, policy, make_controller(spec.controller), make_memory(spec.memory),
+                                 spec.policy_seed(master_seed), **backend_options(spec, trace_dir))
+    return episode_row(spec, task, env, run, policy, started, trace_dir)
+
+
+def backend_options(spec: EpisodeSpec, trace_dir: Path | None) -> dict[str, Any]:
+    """A resumable backend (langgraph) checkpoints each episode under the run folder."""
+    if trace_dir is None or not getattr(BACKENDS[spec.backend], "resumable", False):
+        return {}
+    name = trace_name(spec.episode_id).removesuffix(".json.gz") + ".sqlite"
+    return {"checkpoint": trace_dir.parent / "checkpoints" / name, "thread_id": spec.episode_id,
+            "remove_when_done": True}
+
+
+def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: Any, started: float,
+                trace_dir: Path | None) -> dict[str, Any]:
     row = {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
            **episode_metrics(env.verifier.events, task.target, task.budget),
            "llm_calls": run.llm_calls, "input_tokens": run.input_tokens, "output_tokens": run.output_tokens}
+    if "units" in task.settings:  # work-unit families (DataOps-lite, SWE-lite)
+        row.update(unit_metrics(env.verifier.events, task.settings["units"]))
     if trace_dir is not None:
         write_trace(trace_dir, spec, {"episode_id": spec.episode_id, "objective": task.objective,
                                       "messages": run.transcript, "events": env.verifier.events,
-                                      "wall_seconds": round(time.perf_counter() - started, 4)})
+                                      "wall_seconds": round(time.perf_counter() - started, 4),
+                                      **({"api": policy.stats.as_dict()} if hasattr(policy, "stats") else {})})
     return row
 
 
@@ -118,7 +138,10 @@ def _worker(job: tuple[EpisodeSpec, TaskSpec, int, str]) -> dict[str, Any]:
 
 
 def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
-             manifest_root: Path | None = None) -> Path:
+             manifest_root: Path | None = None, policy_options: dict[str, Any] | None = None,
+             concurrency: int = 8) -> Path:
+    """SimLM episodes run in ``workers`` processes; API models (``openai/*``) run as async tasks,
+    at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``)."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "episodes.jsonl"
     done = read_done(path)
@@ -128,7 +151,10 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
     with open(path, "a", encoding="utf-8") as sink, _progress(progress) as bar:
         task_bar = bar.add_task("episodes", total=len(jobs), success="-")
         successes = 0
-        for i, row in enumerate(_results(jobs, workers), 1):
+        local = [job for job in jobs if not is_api_model(job[0].model)]
+        remote = [job for job in jobs if is_api_model(job[0].model)]
+        results = chain(_results(local, workers), iter_async(remote, concurrency, policy_options or {}))
+        for i, row in enumerate(results, 1):
             sink.write(json.dumps(row, sort_keys=True) + "\n")
             sink.flush()
             os.fsync(sink.fileno())
@@ -136,6 +162,14 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
             bar.update(task_bar, advance=1, success=f"{successes / i:.0%}")
     sort_jsonl(path)
     return path
+
+
+def iter_async(jobs: list[tuple], concurrency: int, policy_options: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if not jobs:
+        return iter(())
+    from pushbench.runner_async import iter_async_rows
+
+    return iter_async_rows(jobs, concurrency, policy_options)
 
 
 def _results(jobs: list[tuple], workers: int) -> Iterator[dict[str, Any]]:
@@ -157,3 +191,24 @@ def sort_jsonl(path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def run_experiment(name: str, workers: int | None = None, progress: bool = True) -> Path:
+    """The DVC stage for ``experiments.NAME`` of params.yaml: episodes, traces and summary.json."""
+    from pushbench import config
+    from pushbench.metrics import load_episodes, summarize
+
+    spec = config.params(f"experiments.{name}")
+    out = config.RUNS / name
+    grid = Grid(spec["family"], spec["controllers"], spec["models"], spec["memories"], spec["backends"],
+                int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")))
+    path = run_grid(grid, out, workers or int(config.params("run.workers")), progress)
+    table = summarize(load_episodes(path))
+    (out / "summary.json").write_text(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
+    return path
+
+
+if __name__ == "__main__":
+    import sys
+
+    run_experiment(sys.argv[1], progress="--no-progress" not in sys.argv)

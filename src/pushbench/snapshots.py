@@ -38,6 +38,12 @@ def read_lock(path: Path = config.SNAPSHOT_LOCK) -> dict[str, LockEntry]:
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     entries = {}
     for name, spec in sorted(data.items()):
+        spec = {} if spec is None else spec
+        if not isinstance(spec, dict):
+            raise SnapshotError(f"{path}: entry {name!r} must be a mapping with package, version, sha256")
+        if not isinstance(spec.get("version", ""), str):
+            raise SnapshotError(f"{path}: entry {name!r} has version {spec['version']!r} as a number; "
+                                "quote it (YAML reads 3.10 as 3.1)")
         missing = {"package", "version", "sha256"} - set(spec or {})
         if missing:
             raise SnapshotError(f"{path}: entry {name!r} lacks {sorted(missing)}")
@@ -115,3 +121,11 @@ def snapshot_dir(name: str, root: Path = config.SNAPSHOT_SRC) -> Path:
     if not path.is_dir():
         raise SnapshotError(f"snapshot {name!r} is not extracted at {path}; run `pushbench snapshots fetch`")
     return path
+
+
+if __name__ == "__main__":
+    try:
+        for tree in fetch_all():
+            print(f"extracted {tree.name}")
+    except SnapshotError as err:
+        sys.exit(f"error: {err}")

@@ -100,35 +100,52 @@ def holds(goal: Goal, unit: CodeUnit) -> bool:
 
 # --- the reader: conclusions from visible text only -------------------------------------------
 
-_DEF = re.compile(r"\bdef\s+(\w+)\s*\((.*?)\)\s*(?:->[^:]*)?:", re.S)
+_LINE_NO = re.compile(r"^L?(\d+):\s?")
+DOC_OPENERS = ('"""', "'''", 'r"""', "r'''")
 
 
-def judge_hit(goal: Goal, uid: str, lines: list[str] | tuple[str, ...]) -> bool | None:
-    """Is this hit valid, judging only by its identifier and snippet? None when undecidable."""
-    return _judge(goal, uid, tuple(lines))
+def judge_hit(goal: Goal, uid: str, lines: list | tuple) -> bool | None:
+    """Is this hit valid, judging only by its identifier and snippet? None when undecidable.
+
+    ``lines`` are the snippet's lines, as text or as (line number, text) pairs; numbers let the
+    reader tell a docstring (right under the signature) from a string later in the body.
+    """
+    pairs = tuple((n, t) if isinstance(n, int) else (0, t) for n, t in
+                  (line if isinstance(line, (tuple, list)) else (None, line) for line in lines))
+    return _judge(goal, uid, pairs)
 
 
 @lru_cache(maxsize=65_536)
-def _judge(goal: Goal, uid: str, lines: tuple[str, ...]) -> bool | None:
-    text = "\n".join(lines)
+def _judge(goal: Goal, uid: str, lines: tuple[tuple[int, str], ...]) -> bool | None:
     name = uid.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
-    match = _DEF.search(text)
-    if match is None or match.group(1) != name:
-        return False  # a class, or a hit whose signature is not shown as a function
+    text = "\n".join(t for _, t in lines)
+    match = re.search(r"\bdef\s+" + re.escape(name) + r"\s*\((.*?)\)\s*(?:->[^:]*)?:", text, re.S)
+    if match is None:
+        return False  # a class, or a hit whose signature is not shown as this function
     is_test = name.startswith("test")
     if goal.predicate == "fixture":
-        params = [p.split(":")[0].split("=")[0].strip(" *\n") for p in match.group(2).split(",")]
+        params = [p.split(":")[0].split("=")[0].strip(" *\n") for p in match.group(1).split(",")]
         return is_test and goal.arg in params
     if goal.predicate == "documented":
-        line_end = text.find("\n", match.end())
-        after = text[line_end:].lstrip().lower() if line_end >= 0 else ""
-        return not is_test and after.startswith(('"""', "'''", 'r"""', "r'''"))
+        return not is_test and _docstring_follows(lines, text[: match.end()].count("\n"))
     if goal.predicate == "calls":
         if not is_test:
             return False
         call = re.compile(r"(?<![\w.])" + re.escape(goal.arg) + r"[\w.]*\s*\(")
         return True if call.search(text[match.end():]) else None
     return None
+
+
+def _docstring_follows(lines: tuple[tuple[int, str], ...], sig_last: int) -> bool:
+    """The line shown right after the signature opens a string, and (when numbered) sits directly
+    under it rather than further down the body."""
+    if sig_last + 1 >= len(lines):
+        return False
+    number, text = lines[sig_last + 1]
+    if not text.lstrip().lower().startswith(DOC_OPENERS):
+        return False
+    sig_number = lines[sig_last][0]
+    return not (number and sig_number) or number - sig_number <= 2
 
 
 def expansion_terms(goal: Goal, valid_names: Counter[str], used: set[str]) -> list[str]:
@@ -163,7 +180,7 @@ def oracle_steps(goal: Goal, search: CodeSearch) -> int:
             pages, steps = page.pages, steps + 1
             new = []
             for hit in page.hits:
-                if judge_hit(goal, hit.uid, tuple(t for _, t in hit.snippet)) and hit.uid not in found:
+                if judge_hit(goal, hit.uid, hit.snippet) and hit.uid not in found:
                     new.append(hit.uid)
                     names.update(name_tokens(hit.uid))
             if new:

@@ -111,6 +111,8 @@ class Environment:
             obs = spec.handler(**args)
         except ToolError as err:
             obs = Observation(f"ERROR: {err}", ok=False)
+        except Exception as err:  # a handler bug must not end the episode: report it as a failed call
+            obs = Observation(f"ERROR: the tool failed ({type(err).__name__}); the call had no effect.", ok=False)
         if isinstance(logged, str):
             logged = logged[:500]
         self.verifier.record_call(self.steps, call.name[:100], logged, obs.ok,
@@ -138,8 +140,11 @@ class Environment:
             self._validators[call.name](raw)
         except fastjsonschema.JsonSchemaValueException as err:
             raise ToolError(f"invalid arguments for {call.name}: {err.message[:200]}") from None
-        defaults = {k: v["default"] for k, v in self.tools[call.name].parameters["properties"].items()
-                    if "default" in v}
+        properties = self.tools[call.name].parameters["properties"]
+        for key, value in raw.items():  # JSON Schema calls 2.0 an integer; handlers get a real int
+            if properties.get(key, {}).get("type") == "integer" and isinstance(value, float):
+                raw[key] = int(value)
+        defaults = {k: v["default"] for k, v in properties.items() if "default" in v}
         return {**defaults, **raw}
 
     def refuse(self, call: ToolCall, text: str, by: str) -> Observation:

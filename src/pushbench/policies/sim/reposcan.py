@@ -22,16 +22,19 @@ import numpy as np
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, note_facts
 from pushbench.policies.sim.profiles import Profile
 from pushbench.tasks.reposcan import Goal, expansion_terms, judge_hit, name_tokens, parse_objective
 
 HIT_VALID, HIT_INVALID, PAGE, SUBMITTED, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE = range(9)
+MEM_COUNT, MEM_DONE, MEM_PAGE = 9, 10, 11  # from memory notes (memory_skills.note_facts): count, id done, page read
+NOTE_KIND = {"count": MEM_COUNT, "done": MEM_DONE, "page": MEM_PAGE}
 VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
 
 _SEARCH = re.compile(r'^search "(.*)": page (\d+) of (\d+) \(\d+ results\)$')
 _EMPTY = re.compile(r'^search "(.*)": no results on page (\d+) \(\d+ results in (\d+) pages?\)')
 _HIT = re.compile(r"^\[(\d+)\] (\S+)$")
-_LINE = re.compile(r"^    L\d+: (.*)$")
+_LINE = re.compile(r"^    L(\d+): (.*)$")
 _VERDICT = re.compile(r"^  (accepted|rejected|duplicate)\s+(\S+)$")
 _STATUS = re.compile(r"^status: (\d+) accepted \(verified\) of target (\d+)")
 _PROGRESS = re.compile(r"^\[progress\] verified accepted (\d+)/(\d+)")
@@ -54,12 +57,15 @@ class RepoScanMind:
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
         role, facts, state = message.get("role"), reader.facts, reader.state
         content = message.get("content") or ""
+        step -= state.get("memory_turns", 0)  # internal memory calls are not steps
         if role == "user" and "goal" not in state:
             state["goal"] = parse_objective(content)
             return
         if role == "assistant":
             for call in message.get("tool_calls") or []:
                 fn = call.get("function", {})
+                if fn.get("name") in MEMORY_TOOLS:
+                    state["memory_turns"] = state.get("memory_turns", 0) + 1
                 if fn.get("name") == "submit":
                     try:
                         ids = json.loads(fn.get("arguments") or "{}").get("ids", [])
@@ -68,7 +74,9 @@ class RepoScanMind:
                     for uid in ids if isinstance(ids, list) else []:
                         facts.add(SUBMITTED, offset, step, str(uid))
             return
-        if role == "system":
+        if role == "system":  # only memory notes (core memory blocks) are read from it
+            for line in content.splitlines():
+                self._add_notes(facts, note_facts(line), offset, step)
             return
         goal: Goal | None = state.get("goal")
         hit_uid, hit_lines = None, []
@@ -79,7 +87,7 @@ class RepoScanMind:
 
         for line in content.splitlines():
             if (m := _LINE.match(line)) and hit_uid:
-                hit_lines.append(m.group(1))
+                hit_lines.append((int(m.group(1)), m.group(2)))
                 continue
             flush()
             hit_uid, hit_lines = None, []
@@ -108,11 +116,18 @@ class RepoScanMind:
             elif line.startswith(BLOCKED_MARK):
                 followed = stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance
                 facts.add(NUDGE, offset, step, "", int(followed))
+            elif notes := note_facts(line):
+                self._add_notes(facts, notes, offset, step)
         flush()
 
-    def _judge(self, goal: Goal, uid: str, lines: list[str]) -> int:
+    @staticmethod
+    def _add_notes(facts: Any, notes: list[tuple[str, str, int]], offset: int, step: int) -> None:
+        for name, key, aux in notes:
+            facts.add(NOTE_KIND[name], offset, step, key, aux)
+
+    def _judge(self, goal: Goal, uid: str, lines: list[tuple[int, str]]) -> int:
         """The family reader's verdict on visible text, with the profile's noise (fixed per hit)."""
-        verdict = judge_hit(goal, uid, tuple(lines))
+        verdict = judge_hit(goal, uid, lines)
         draw = stable_uniform(self.seed, "judge", uid)
         if verdict:
             return HIT_INVALID if draw < self.profile.false_negative else HIT_VALID
@@ -121,7 +136,7 @@ class RepoScanMind:
     # --- deciding --------------------------------------------------------------------------
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         self.reader.update(messages, tools)
-        step = self.reader.assistant_turns
+        step = self.reader.assistant_turns - self.reader.state.get("memory_turns", 0)
         goal: Goal | None = self.reader.state.get("goal")
         call_id = f"call_{step}"
         if goal is None:
@@ -164,7 +179,9 @@ class RepoScanMind:
         window = (idx >= start) & recalled
         accepted = window & (kind == ACCEPTED)
         misread = window & ((kind == REJECTED) | (kind == DUPLICATE)) & (aux == 1)
-        return base + int(accepted.sum()) + int(misread.sum())
+        count = base + int(accepted.sum()) + int(misread.sum())
+        noted = np.flatnonzero(recalled & (kind == MEM_COUNT))  # a remembered count: the latest one recalled
+        return max(count, int(aux[noted[-1]])) if len(noted) else count
 
     def _out_of_patience(self, recalled: np.ndarray, kind: np.ndarray, aux: np.ndarray,
                          steps: np.ndarray, step: int) -> bool:
@@ -179,7 +196,7 @@ class RepoScanMind:
                       tools: list[dict[str, Any]], from_buffer: bool) -> list[str]:
         names = self.reader.facts.names
         done = set(key[recalled & ((kind == SUBMITTED) | (kind == ACCEPTED) | (kind == REJECTED)
-                                   | (kind == DUPLICATE))].tolist())
+                                   | (kind == DUPLICATE) | (kind == MEM_DONE))].tolist())
         # The working batch: valid-looking hits read since the agent's own last submit. Older
         # unsubmitted hits are not pursued unless something shows them again (lost candidates).
         submits = np.flatnonzero(kind == SUBMITTED)
@@ -216,11 +233,15 @@ class RepoScanMind:
     def _next_search(self, goal: Goal, recalled: np.ndarray, kind: np.ndarray, key: np.ndarray,
                      aux: np.ndarray) -> tuple[str, int] | None:
         names = self.reader.facts.names
+        noted = recalled & (kind == MEM_PAGE)  # pages a memory note says were read
         pages = np.flatnonzero(kind == PAGE)
+        if not len(pages) and noted.any():
+            pages = np.flatnonzero(noted)
         if not len(pages):
             return goal.seed_query, 1
         current = int(key[pages[-1]])
         seen = [int(aux[i]) for i in pages if (recalled[i] or i == pages[-1]) and key[i] == current]
+        seen += [int(a) for a in aux[noted & (key == current)]]
         read, total = max(a // 1000 for a in seen), seen[-1] % 1000
         shown = self.reader.state.get("progress_read", {})  # state a controller shows every step
         if names[current] in shown:
@@ -228,6 +249,7 @@ class RepoScanMind:
         if read < total:
             return names[current], read + 1
         used = {names[int(key[i])] for i in pages if recalled[i]} | {names[current]} | set(shown)
+        used |= {names[int(k)] for k in key[noted]}
         words: Counter[str] = Counter()
         for k in key[recalled & (kind == HIT_VALID)].tolist():
             words.update(name_tokens(names[k]))
