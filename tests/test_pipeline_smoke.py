@@ -1,0 +1,71 @@
+"""Smoke run of the whole DVC pipeline (same stages, reduced params) in a temporary copy.
+
+Snapshots are fetched with pip (the one network use), manifests built, every experiment run on two
+tasks with one seed, results aggregated, and one notebook executed by papermill. A second
+`dvc repro` must then report nothing to do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+
+def tracked_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return [line for line in out.stdout.splitlines() if line]
+
+
+def reduce(params: dict) -> dict:
+    for spec in params["experiments"].values():
+        spec.update(seeds=1, limit=2, models=spec["models"][:1], controllers=spec["controllers"][:2])
+    params["notebooks"] = params["notebooks"][:1]
+    params["stats"]["n_resamples"] = 200
+    return params
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("pipeline")
+    for rel in tracked_files():
+        source = ROOT / rel
+        if source.is_file() and not rel.startswith(("paper_figures/", "dvc.lock")):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+    params = reduce(yaml.safe_load((dest / "params.yaml").read_text()))
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (dest / ".venv").symlink_to(Path(sys.prefix))
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    return dest
+
+
+def dvc(copy: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{sys.prefix}/bin:{os.environ['PATH']}", "PUSHBENCH_ROOT": str(copy)}
+    return subprocess.run([f"{sys.prefix}/bin/dvc", *args], cwd=copy, env=env, capture_output=True, text=True)
+
+
+def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> None:
+    first = dvc(copy, "repro")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    for name in params["experiments"]:
+        lines = (copy / "data/runs" / name / "episodes.jsonl").read_text().splitlines()
+        assert len(lines) == 2 * 2  # 2 tasks x 2 controllers x 1 model x 1 seed
+    notebook = params["notebooks"][0]
+    assert (copy / "data/notebooks" / f"{notebook}.ipynb").is_file()
+    produced = sorted(p.name for p in (copy / "paper_figures" / notebook).iterdir())
+    assert any(name.endswith(".md") for name in produced) and any(name.endswith(".csv") for name in produced)
+    text = "".join(p.read_text() for p in (copy / "paper_figures" / notebook).glob("*.md"))
+    assert "SimLM" in text
+    second = dvc(copy, "repro")
+    assert second.returncode == 0
+    assert "Data and pipelines are up to date" in second.stdout, second.stdout[-2000:]
