@@ -24,6 +24,7 @@ class StateQGPController(Controller):
         self.pending: dict[str, Any] = {}  # uid -> Hit read on an earlier page, never submitted
         self.fresh: dict[str, Any] = {}  # hits of the page just read
         self.notes: list[str] = []
+        self.intercepted = False
 
     def system_note(self) -> str:
         return ("A progress controller tracks verified progress: every tool result ends with a "
@@ -31,6 +32,11 @@ class StateQGPController(Controller):
 
     # --- before the action -------------------------------------------------------------------
     def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+        decision = self._decide(call, env)
+        self.intercepted = isinstance(decision, Intercept)
+        return decision
+
+    def _decide(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
         self.notes = []
         gate = final_gate(call, env)
         if gate:
@@ -64,7 +70,7 @@ class StateQGPController(Controller):
         return Intercept("[controller] all ids in this submit were already submitted; nothing was sent.")
 
     def _advance(self, call: ToolCall, args: dict[str, Any]) -> ToolCall | Intercept:
-        query, page = args["query"].strip(), args.get("page", 1)
+        query, page = norm(args["query"]), args.get("page", 1)
         if not isinstance(page, int) or page not in self.read.get(query, set()):
             return call
         nxt = self._unseen_page(query)
@@ -82,7 +88,9 @@ class StateQGPController(Controller):
     def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
         extra = list(self.notes)
         args = call.arguments if isinstance(call.arguments, dict) else {}
-        if obs.ok and call.name == "search":
+        if self.intercepted:  # nothing was executed: no pages read, nothing submitted
+            pass
+        elif obs.ok and call.name == "search":
             extra += self._record_page(args, env)
         elif obs.ok and call.name == "submit":
             self.submitted.update(i for i in args.get("ids", []) if isinstance(i, str))
@@ -96,7 +104,7 @@ class StateQGPController(Controller):
         return obs
 
     def _record_page(self, args: dict[str, Any], env: Any) -> list[str]:
-        query, number = args["query"].strip(), args.get("page", 1)
+        query, number = norm(args["query"]), args.get("page", 1)
         page = env.search_index.page(query, number)
         if query not in self.read:
             self.order.append(query)
@@ -128,3 +136,8 @@ class StateQGPController(Controller):
     def on_stop(self, env: Any) -> Intercept | None:
         return final_gate(ToolCall("final", {}), env)
 
+
+
+def norm(query: str) -> str:
+    """Search ignores case and spacing, so page memory does too."""
+    return " ".join(query.lower().split())

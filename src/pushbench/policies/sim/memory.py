@@ -67,6 +67,7 @@ class ContextReader:
         if len(messages) < n or messages[:n] != self.seen:
             self.reset()
             n = 0
+        if n == 0:  # a fresh or rebuilt reading starts after the tool schemas
             self.total_tokens = count_message_tokens([], tools)
         for message in messages[n:]:
             offset = self.total_tokens
