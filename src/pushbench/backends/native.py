@@ -8,7 +8,8 @@ from typing import Any
 
 from pushbench.controllers import Controller, Intercept
 from pushbench.memory import ContextBuilder, Event
-from pushbench.policies.base import Policy
+from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm, handle_memory_call, memory_tools
+from pushbench.policies.base import Policy, Turn
 from pushbench.tools.base import Environment, Observation, ToolCall
 
 SYSTEM_PROMPT = (
@@ -43,39 +44,104 @@ def decode(call: ToolCall) -> ToolCall:
     return call
 
 
-def step(run: EpisodeRun, policy: Policy, controller: Controller, memory: ContextBuilder,
-         tools: list[dict[str, Any]], seed: int) -> None:
-    """One policy turn and its consequence (used by the native loop and the LangGraph nodes)."""
-    env = run.env
-    turn = policy.act(memory.render(policy.context_window), tools, seed)
+@dataclass
+class Decision:
+    """What the controller made of a turn: end the episode, refuse it with a text, or execute a call."""
+
+    kind: str  # "end" | "refuse" | "execute"
+    call: ToolCall | None = None
+    text: str = ""
+
+
+def record_turn(run: EpisodeRun, memory: ContextBuilder, turn: Turn) -> None:
+    """Count the model call and put its message into the history."""
     run.llm_calls += 1
     run.input_tokens += turn.input_tokens
     run.output_tokens += turn.output_tokens
-    memory.ingest(Event(env.steps + 1, "action", turn.message))
+    memory.ingest(Event(run.env.steps + 1, "action", turn.message))
     run.transcript.append(turn.message)
+
+
+def take_turn(run: EpisodeRun, policy: Policy, memory: ContextBuilder, tools: list[dict[str, Any]],
+              seed: int) -> Turn:
+    """The policy's next external action; a memory's own tool calls before it are answered here."""
+    bind_llm(memory, side_llm(run, policy, seed))
+    extra = memory_tools(memory)
+    offered = tools + extra if extra else tools
+    for _ in range(MAX_MEMORY_CALLS_PER_STEP):
+        turn = policy.act(memory.render(policy.context_window), offered, seed)
+        record_turn(run, memory, turn)
+        reply = handle_memory_call(memory, decode(turn.call)) if extra and turn.call else None
+        if reply is None:
+            return turn
+        assert turn.call is not None
+        message = {"role": "tool", "tool_call_id": turn.call.call_id, "content": reply}
+        memory.ingest(Event(run.env.steps, "memory", message, {
+            "tool": turn.call.name, "arguments": decode(turn.call).arguments, "call_id": turn.call.call_id,
+            "internal": True}))
+        run.transcript.append(message)
+    turn = policy.act(memory.render(policy.context_window), tools, seed)  # memory tools withdrawn
+    record_turn(run, memory, turn)
+    return turn
+
+
+def side_llm(run: EpisodeRun, policy: Policy, seed: int) -> SideLLM:
+    """The policy for a memory's own requests (e.g. a summary): counted, reply kept in the transcript."""
+    def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str) -> dict[str, Any]:
+        turn = policy.act(messages, tools, seed)
+        run.llm_calls += 1
+        run.input_tokens += turn.input_tokens
+        run.output_tokens += turn.output_tokens
+        message = {**turn.message, "name": f"memory-{purpose}"}
+        run.transcript.append(message)
+        return message
+    return ask
+
+
+def control(turn: Turn, controller: Controller, env: Environment) -> Decision:
+    """The controller's verdict on a turn (``on_stop`` for a text reply, ``before`` for a call)."""
     if turn.call is None:
         block = controller.on_stop(env)
         if block is None:
-            env.end("give_up")
-            return
-        obs = env.refuse(ToolCall("(stop)", str(turn.message.get("content") or "")), block.text, controller.name)
-        reply = {"role": "user", "content": obs.text}
-        origin = {"controller": controller.name}
+            return Decision("end")
+        return Decision("refuse", ToolCall("(stop)", str(turn.message.get("content") or "")), block.text)
+    call = decode(turn.call)
+    decision = controller.before(call, env)
+    if isinstance(decision, Intercept):
+        return Decision("refuse", call, decision.text)
+    return Decision("execute", decision)
+
+
+def apply(run: EpisodeRun, turn: Turn, decision: Decision, controller: Controller,
+          memory: ContextBuilder) -> None:
+    """Carry out a decision on the environment and record the observation."""
+    env = run.env
+    if decision.kind == "end":
+        env.end("give_up")
+        return
+    assert decision.call is not None
+    if decision.kind == "refuse":
+        obs = env.refuse(decision.call, decision.text, controller.name)
     else:
-        call = decode(turn.call)
-        decision = controller.before(call, env)
-        if isinstance(decision, Intercept):
-            obs = env.refuse(call, decision.text, controller.name)
-            executed = call
-        else:
-            obs = env.execute(decision)
-            executed = decision
+        obs = env.execute(decision.call)
+    if turn.call is None:
+        reply = {"role": "user", "content": obs.text}
+        origin: dict[str, Any] = {"controller": controller.name}
+    else:
+        executed = decision.call
         if not obs.done or executed.name != "final":
             obs = controller.after(executed, obs, env)
         reply = {"role": "tool", "tool_call_id": turn.call.call_id, "content": obs.text}
         origin = {"tool": executed.name, "arguments": executed.arguments, "call_id": turn.call.call_id}
     memory.ingest(Event(env.steps, "observation", reply, origin))
     run.transcript.append(reply)
+
+
+def step(run: EpisodeRun, policy: Policy, controller: Controller, memory: ContextBuilder,
+         tools: list[dict[str, Any]], seed: int) -> None:
+    """One policy turn and its consequence (the LangGraph nodes call the same three parts)."""
+    turn = take_turn(run, policy, memory, tools, seed)
+    apply(run, turn, control(turn, controller, run.env), controller, memory)
 
 
 def run_native(env: Environment, policy: Policy, controller: Controller, memory: ContextBuilder,
@@ -85,4 +151,17 @@ def run_native(env: Environment, policy: Policy, controller: Controller, memory:
     tools = env.schemas()
     while not env.done:
         step(run, policy, controller, memory, tools, seed)
+    return run
+
+
+async def arun_native(env: Environment, policy: Any, controller: Controller, memory: ContextBuilder,
+                      seed: int) -> EpisodeRun:
+    """The same loop for a policy with ``async aact`` (API models under the async runner)."""
+    memory.start(system_prompt(controller), env.task.objective)
+    run = EpisodeRun(env)
+    tools = env.schemas()
+    while not env.done:
+        turn = await policy.aact(memory.render(policy.context_window), tools, seed)
+        record_turn(run, memory, turn)
+        apply(run, turn, control(turn, controller, env), controller, memory)
     return run

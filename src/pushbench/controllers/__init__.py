@@ -7,6 +7,7 @@ from typing import Callable
 from pushbench.controllers.base import Controller, Intercept
 from pushbench.controllers.gated import GatedController
 from pushbench.controllers.stateqgp import StateQGPController
+from pushbench.controllers.unitqgp import UnitQGPController
 
 CONTROLLERS: dict[str, Callable[[], Controller]] = {
     "standard": Controller,
@@ -15,6 +16,7 @@ CONTROLLERS: dict[str, Callable[[], Controller]] = {
     "stateqgp-dedupe": lambda: StateQGPController("stateqgp-dedupe", dedupe=True, pages=False, buffer=False),
     "stateqgp-pages": lambda: StateQGPController("stateqgp-pages", dedupe=False, pages=True, buffer=False),
     "stateqgp-nobuffer": lambda: StateQGPController("stateqgp-nobuffer", dedupe=True, pages=True, buffer=False),
+    "unitqgp": UnitQGPController,
 }
 
 

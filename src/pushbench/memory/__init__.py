@@ -6,8 +6,17 @@ from typing import Callable
 
 from pushbench.memory.base import ContextBuilder, Event
 from pushbench.memory.full import FullContext
+from pushbench.memory.memgpt import MemGPTMemory
 
-MEMORIES: dict[str, Callable[[], ContextBuilder]] = {"full": FullContext}
+
+def _langgraph_store() -> ContextBuilder:
+    from pushbench.memory.langgraph_store import LangGraphStoreMemory  # imports langgraph: only when used
+
+    return LangGraphStoreMemory()
+
+
+MEMORIES: dict[str, Callable[[], ContextBuilder]] = {"full": FullContext, "memgpt": MemGPTMemory,
+                                                     "langgraph-store": _langgraph_store}
 
 
 def make_memory(name: str) -> ContextBuilder:

@@ -4,6 +4,20 @@ A builder sees the whole episode as events (the task, each action, each observat
 step and tool that produced it) and renders the messages the policy sees under a token budget.
 ``full`` is the plain transcript; memories such as MemGPT-style blocks or a source-grounded graph
 implement the same three methods.
+
+Optional parts (a builder without them behaves exactly like ``full``):
+
+- ``tools() -> list[schema]``: extra tool schemas the builder offers the policy (memory tools).
+- ``handle(call) -> str | None``: the builder's answer to one of its own tool calls (``None``: not
+  its tool). The loop consults it before the controller and the environment. Such calls are
+  *internal*: they cost an LLM call (counted in ``llm_calls`` and tokens) but no step of the
+  budget, never reach the controller, the environment or the verifier log, and at most
+  ``MAX_MEMORY_CALLS_PER_STEP`` of them happen before one external action; after that the memory
+  tools are withdrawn for that turn (a memory call then is an unknown tool: an invalid action).
+- ``bind(llm)``: the loop hands over a :class:`SideLLM`, the same policy behind a function, for the
+  builder's own model requests (e.g. a summary of evicted messages). Each request is an LLM call,
+  counted, and its reply is stored in the transcript (marked ``name: memory-<purpose>``) so the
+  episode can be replayed.
 """
 
 from __future__ import annotations
@@ -11,11 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pushbench.tools.base import ToolCall
+
+MAX_MEMORY_CALLS_PER_STEP = 4  # internal memory calls before an external action (no endless loops)
+
 
 @dataclass
 class Event:
     step: int
-    kind: str  # "action" | "observation" | "note"
+    kind: str  # "action" | "observation" | "memory" (an internal memory call's result) | "note"
     message: dict[str, Any]  # the chat message this event contributes
     origin: dict[str, Any] = field(default_factory=dict)  # tool, arguments, call id, controller
 
@@ -28,3 +46,26 @@ class ContextBuilder(Protocol):
     def ingest(self, event: Event) -> None: ...
 
     def render(self, budget_tokens: int) -> list[dict[str, Any]]: ...
+
+
+class SideLLM(Protocol):
+    """The policy as a function for a builder's own requests; returns the assistant message."""
+
+    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 purpose: str) -> dict[str, Any]: ...
+
+
+def memory_tools(memory: Any) -> list[dict[str, Any]]:
+    tools = getattr(memory, "tools", None)
+    return list(tools()) if tools else []
+
+
+def handle_memory_call(memory: Any, call: ToolCall) -> str | None:
+    handle = getattr(memory, "handle", None)
+    return handle(call) if handle else None
+
+
+def bind_llm(memory: Any, llm: SideLLM) -> None:
+    bind = getattr(memory, "bind", None)
+    if bind:
+        bind(llm)

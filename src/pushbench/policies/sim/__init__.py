@@ -13,11 +13,16 @@ from collections import OrderedDict
 from typing import Any
 
 from pushbench.policies.base import Turn
+from pushbench.policies.sim import memory_skills
 from pushbench.policies.sim.profiles import PROFILES, Profile, get_profile
+from pushbench.policies.sim.dataops import DataOpsMind
 from pushbench.policies.sim.reposcan import RepoScanMind
+from pushbench.policies.sim.swe import SweMind
 from pushbench.tokens import count_tokens
 
-MINDS = {frozenset({"search", "submit", "status", "final"}): RepoScanMind}
+MINDS = {frozenset({"list_units", "inspect", "answer", "edit", "run_checker", "submit"}): DataOpsMind,
+         frozenset({"list_units", "read_file", "search_files", "edit", "run_tests", "submit"}): SweMind,
+         frozenset({"search", "submit", "status", "final"}): RepoScanMind}
 
 
 def _mind_class(tools: list[dict[str, Any]]) -> type:
@@ -45,8 +50,11 @@ class SimLM:
         return mind
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
+        if memory_skills.is_summary_request(messages, tools):  # a memory asks for a summary (no tools)
+            cls = next((c for s, c in reversed(self._minds) if s == seed), RepoScanMind)
+            return memory_skills.summarise(cls(self.profile, seed), messages)
         mind = self._mind(seed, _mind_class(tools))
-        turn = mind.act(messages, tools)
+        turn = memory_skills.act(mind, messages, tools) if memory_skills.offered(tools) else mind.act(messages, tools)
         turn.input_tokens = mind.reader.total_tokens
         turn.output_tokens = count_tokens(json.dumps(turn.message.get("tool_calls") or turn.message.get("content")))
         return turn

@@ -1,0 +1,71 @@
+"""Work-unit families (DataOps-lite, SWE-lite): success by condition (Fig. 2), per-unit-type table."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from pushbench import stats
+from pushbench.figures import CONTROLLER_COLORS, label_models
+
+CONDITION = ["model", "backend", "memory", "controller"]
+
+
+def condition_label(row: pd.Series) -> str:
+    """Controllers run with the plain transcript; memory baselines are named by their memory."""
+    parts = [row.controller if row.memory == "full" else f"{row.memory} ({row.controller})"]
+    if row.backend != "native":
+        parts.append(row.backend)
+    return " · ".join(parts)
+
+
+def success_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
+    rows = []
+    for key, group in episodes.groupby(CONDITION, sort=True):
+        rate = stats.success_rate_with_bootstrap_sd(group, n_resamples=n_resamples, seed=seed)
+        rows.append({**dict(zip(CONDITION, key)), "success": rate.rate, "success_sd": rate.sd,
+                     "unit_success": group.get("unit_success_rate", pd.Series(dtype=float)).mean(),
+                     "checker_runs": group.get("checker_runs", pd.Series(dtype=float)).mean(),
+                     "verifier_recoveries": group.get("verifier_recoveries", pd.Series(dtype=float)).mean(),
+                     "false_completion": group.false_completion.mean(), "premature_stop": group.premature_stop.mean(),
+                     "duplicates_per_episode": group.duplicate_submissions.mean(), "episodes": len(group)})
+    table = pd.DataFrame(rows)
+    table["condition"] = table.apply(condition_label, axis=1)
+    return table
+
+
+def per_unit_type(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Pass rate of units by type, per model and condition (from each episode's unit_results)."""
+    records = []
+    for row in episodes.itertuples(index=False):
+        for unit in (getattr(row, "unit_results", None) or {}).values():
+            records.append({"model": row.model, "backend": row.backend, "memory": row.memory,
+                            "controller": row.controller, "unit_type": unit["kind"], "passed": bool(unit["passed"])})
+    units = pd.DataFrame(records)
+    if units.empty:
+        return units
+    table = units.groupby(CONDITION + ["unit_type"], sort=True).passed.agg(["mean", "size"]).reset_index()
+    return table.rename(columns={"mean": "unit_pass_rate", "size": "units"})
+
+
+def plot_success_bars(table: pd.DataFrame, title: str) -> plt.Figure:
+    models = sorted(table.model.unique())
+    rank = {c: i for i, c in enumerate(["standard", "gated", "stateqgp", "unitqgp"])}
+    ordered = table.assign(_full=table.memory != "full", _rank=table.controller.map(rank).fillna(9))
+    conditions = list(dict.fromkeys(ordered.sort_values(["_full", "memory", "_rank", "backend"]).condition))
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(models) * max(1, len(conditions)) / 3, 3.4))
+    width = 0.8 / max(1, len(conditions))
+    for i, condition in enumerate(conditions):
+        part = table[table.condition == condition].set_index("model").reindex(models)
+        x = np.arange(len(models)) + i * width
+        color = CONTROLLER_COLORS.get(condition) if condition in CONTROLLER_COLORS else None
+        ax.bar(x, part.success.fillna(0), width, yerr=part.success_sd.fillna(0), capsize=2, label=condition,
+               color=color, hatch="//" if "(" in condition else None)
+    ax.set_xticks(np.arange(len(models)) + width * (len(conditions) - 1) / 2, models)
+    ax.set_ylabel("success rate (± task-bootstrap SD)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"{title} — {label_models(models)}", fontsize=9)
+    fig.tight_layout()
+    return fig

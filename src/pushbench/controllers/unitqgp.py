@@ -1,0 +1,181 @@
+"""UnitQGP: backlog state for work-unit families (DataOps-lite, SWE-lite).
+
+It reads the environment's unit bookkeeping (``tools/units.py``: pending / attempted / passed,
+changed since the last checker run, last checker result) and acts only through message text:
+- a ``[progress]`` block in every observation: verified count, passed, attempted and pending
+  units, and the unit to work on next (with its task line);
+- post-edit steering: a submit of a unit answered or edited since its last checker run (or never
+  checked) becomes a run of the checker; a submit of a unit whose checker failed with nothing
+  changed since is refused with the reason;
+- redirects: any action on an already accepted unit, an exact repeat of the previous executed
+  call, and a stale stretch (``stale_limit`` steps without an answer, edit, checker run or
+  submit) are turned toward the next unit
+  (a checker-passed unit is submitted, otherwise the agent is pointed at an attempted or pending unit);
+- gated final (and stopping) while the verified count is below the target;
+- ``recoveries``: units whose checker failed or whose submit was rejected and that passed later.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pushbench.controllers.base import Controller, Intercept, final_gate
+from pushbench.tools.base import Observation, ToolCall
+
+UNIT_TOOLS_READONLY = ("inspect", "read_file", "search_files", "status", "list_units")
+WORK_TOOLS = ("answer", "edit", "submit", "run_checker", "run_tests")
+
+
+class UnitQGPController(Controller):
+    name = "unitqgp"
+
+    def __init__(self, stale_limit: int = 8):
+        self.stale_limit = stale_limit
+        self.failed: set[str] = set()
+        self.recovered: set[str] = set()
+        self.since_work = 0  # executed steps since the last answer, edit, checker run or submit
+        self.last_key: tuple[str, str] | None = None
+        self.focus: str | None = None  # the unit of the agent's latest unit action
+        self.notes: list[str] = []
+        self.intercepted = False
+
+    @property
+    def recoveries(self) -> int:
+        return len(self.recovered)
+
+    def system_note(self) -> str:
+        return ("A backlog controller tracks the units: every tool result ends with a [progress] block "
+                "(passed, attempted and pending units, and the next unit), a submit of a unit changed since "
+                "its last checker run runs the checker first, and final is only accepted once the verified "
+                "count reaches the target.")
+
+    # --- before the action -------------------------------------------------------------------
+    def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+        self.notes = []
+        decision = self._decide(call, env)
+        self.intercepted = isinstance(decision, Intercept)
+        return decision
+
+    def _decide(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+        gate = final_gate(call, env)
+        if gate:
+            return Intercept(f"{gate.text}\n{self._next_line(env)}")
+        args = call.arguments if isinstance(call.arguments, dict) else None
+        if args is None:
+            return call
+        repeat = self._key(call, env) == self.last_key
+        unit = args.get("unit")
+        record = env.records.get(unit) if isinstance(unit, str) else None
+        if record is not None and record.state == "passed" and call.name != "status":
+            return Intercept(f"[controller] {unit} is already accepted; nothing more to do there.\n"
+                             f"{self._next_line(env, exclude=unit)}")
+        if record is not None and call.name == "submit":
+            steer = self._steer_submit(unit, record, call, env)
+            if steer is not None:
+                return steer
+        if repeat and call.name in (*UNIT_TOOLS_READONLY, env.checker_tool):
+            return Intercept(f"[controller] this repeats your previous call exactly; its result is above.\n"
+                             f"{self._next_line(env)}")
+        if self.since_work >= self.stale_limit and call.name not in WORK_TOOLS:
+            self.since_work = 0  # at most one redirect per stale stretch
+            return self._unstick(call, env)
+        if record is not None:
+            self.focus = unit
+        return call
+
+    def _steer_submit(self, unit: str, record: Any, call: ToolCall, env: Any) -> ToolCall | Intercept | None:
+        if record.changed_since_check or record.last_check is None:
+            self.notes.append(f"[controller] {unit} was not checked since its last change: ran "
+                              f"{env.checker_tool}({unit}) instead of submitting. Submit it once it passes.")
+            return ToolCall(env.checker_tool, {"unit": unit}, call.call_id)
+        if record.last_check is False:
+            return Intercept(f"[controller] {unit}'s last checker run failed and nothing changed since; fix it "
+                             f"(answer or edit), then run {env.checker_tool}({unit}).")
+        return None
+
+    def _unstick(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+        ready = self._ready(env)
+        if ready:
+            self.notes.append(f"[controller] no unit was accepted in the last {self.stale_limit} steps; "
+                              f"submitting {ready[0]}, which passed its checker.")
+            return ToolCall("submit", {"unit": ready[0]}, call.call_id)
+        return Intercept(f"[controller] no unit was accepted in the last {self.stale_limit} steps.\n"
+                         f"{self._next_line(env)}")
+
+    # --- after the action --------------------------------------------------------------------
+    def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
+        extra = list(self.notes)
+        info = obs.payload.get("log") or {}
+        unit = info.get("unit")
+        accepted = False
+        if unit is not None and "checker" in info:
+            if info["checker"]:
+                extra.append(f"[controller] {unit} passed its checker: submit({unit}) now.")
+            else:
+                self.failed.add(unit)
+        verdict = info.get("verdict")
+        if verdict == "rejected":
+            self.failed.add(unit)
+        elif verdict == "accepted":
+            accepted = True
+            if unit in self.failed:
+                self.recovered.add(unit)
+        if not self.intercepted:
+            self.last_key = self._key(call, env)
+        worked = unit is not None and call.name in (*WORK_TOOLS, env.checker_tool)
+        self.since_work = 0 if worked or accepted else self.since_work + 1
+        if obs.ok and call.name in ("answer", "edit") and unit is not None:
+            extra.append(f"[controller] next: {env.checker_tool}({unit}) before submitting.")
+        obs.text = "\n".join([obs.text, *extra, self._progress(env)])
+        return obs
+
+    @staticmethod
+    def _key(call: ToolCall, env: Any) -> tuple[str, str]:
+        """The call with its schema defaults filled in (``inspect(U1)`` repeats ``inspect(U1, page=1)``)."""
+        spec = env.tools.get(call.name)
+        props = spec.parameters.get("properties", {}) if spec else {}
+        args = call.arguments if isinstance(call.arguments, dict) else {"raw": str(call.arguments)}
+        full = {**{k: v["default"] for k, v in props.items() if "default" in v}, **args}
+        return call.name, json.dumps(full, sort_keys=True, default=str)
+
+    # --- state views -------------------------------------------------------------------------
+    def _ready(self, env: Any) -> list[str]:
+        return [u for u, r in env.records.items()
+                if r.state != "passed" and r.last_check is True and not r.changed_since_check]
+
+    def next_unit(self, env: Any, exclude: str | None = None) -> str | None:
+        """Continue the current unit, else a checker-passed one, else attempted, else pending."""
+        records = env.records
+        if self.focus in records and self.focus != exclude and records[self.focus].state != "passed":
+            return self.focus
+        for group in (self._ready(env), env.attempted_units(), env.pending_units()):
+            for unit in group:
+                if unit != exclude:
+                    return unit
+        return None
+
+    def _next_line(self, env: Any, exclude: str | None = None) -> str:
+        unit = self.next_unit(env, exclude)
+        if unit is None:
+            return "[controller] every unit is accepted; call final with the verified count."
+        info = env.records[unit].info
+        return f"[controller] Next: {unit} [{info.kind}] {info.title}"
+
+    def _progress(self, env: Any) -> str:
+        verified, target = env.verifier.valid_count, env.task.target
+        attempted = [f"{u} (checker {'PASS' if r.last_check and not r.changed_since_check else 'FAIL' if r.last_check is False else 'not run'})"
+                     for u, r in env.records.items() if r.state == "attempted"]
+        parts = [f"[progress] verified accepted {verified}/{target}",
+                 "passed: " + (",".join(env.passed_units()) or "none"),
+                 "attempted: " + (", ".join(attempted) or "none"),
+                 "pending: " + (",".join(env.pending_units()) or "none")]
+        nxt = self.next_unit(env)
+        if nxt:
+            parts.append(f"next: {nxt}")
+        parts.append("final is blocked until the target is verified" if verified < target else "target reached")
+        return " · ".join(parts)
+
+    def on_stop(self, env: Any) -> Intercept | None:
+        gate = final_gate(ToolCall("final", {}), env)
+        return Intercept(f"{gate.text}\n{self._next_line(env)}") if gate else None

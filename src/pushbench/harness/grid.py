@@ -1,0 +1,102 @@
+"""The black-box grid (PushBench App. D.2): RepoScan tasks at N = 50 and 100 × agents × prompts.
+
+Rows go to ``OUT/episodes.jsonl`` in the runner's format (append-only, resumable, sorted at the
+end); each episode's folder is ``OUT/episodes/<episode>/`` and its trace (events, exit code, wall
+time) ``OUT/traces/``. ``checklist_deltas`` gives the paired checklist-minus-default success
+difference per agent and N (Table 7), matched by task and seed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import pandas as pd
+
+from pushbench.harness.launcher import AgentSpec, EpisodePlan, run_agent_episode
+from pushbench.harness.prompts import PROMPTS
+from pushbench.runner import read_done, sort_jsonl, trace_name, write_trace
+from pushbench.stats import paired_bootstrap_delta
+from pushbench.tasks import load_tasks
+from pushbench.tasks.base import TaskSpec
+
+
+def grid_tasks(targets: list[int], n_tasks: int, manifests: Path | None = None) -> list[TaskSpec]:
+    """``n_tasks`` RepoScan tasks split evenly over ``targets`` (the first ones by id per target)."""
+    if not targets or n_tasks < len(targets) or n_tasks % len(targets):
+        raise ValueError(f"--tasks {n_tasks} must be a positive multiple of the {len(targets)} targets")
+    per_target = n_tasks // len(targets)
+    tasks = load_tasks("reposcan", manifests)
+    chosen: list[TaskSpec] = []
+    for target in targets:
+        pool = sorted((t for t in tasks if t.target == target), key=lambda t: t.task_id)
+        if len(pool) < per_target:
+            raise ValueError(f"only {len(pool)} RepoScan tasks have N = {target}; {per_target} requested")
+        chosen.extend(pool[:per_target])
+    return chosen
+
+
+def grid_plans(tasks: list[TaskSpec], agents: list[AgentSpec], prompts: list[str], seeds: int,
+               base: EpisodePlan) -> list[EpisodePlan]:
+    unknown = [p for p in prompts if p not in PROMPTS]
+    if unknown:
+        raise ValueError(f"unknown prompts {unknown}; choose from {', '.join(PROMPTS)}")
+    return [replace(base, task=t, agent=a, prompt=p, seed=s)
+            for t in tasks for a in agents for p in prompts for s in range(seeds)]
+
+
+def episode_folder(out: Path, plan: EpisodePlan) -> Path:
+    return out / "episodes" / trace_name(plan.spec.episode_id).removesuffix(".json.gz")
+
+
+def _run_one(out: Path, plan: EpisodePlan) -> dict[str, Any]:
+    folder = episode_folder(out, plan)
+    shutil.rmtree(folder, ignore_errors=True)  # a half-run episode from a killed grid starts over
+    outcome = run_agent_episode(plan, folder)
+    write_trace(out / "traces", plan.spec, {
+        "episode_id": plan.spec.episode_id, "agent": plan.agent.name, "prompt": plan.prompt,
+        "events": outcome.events, "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
+        "wall_seconds": outcome.wall_seconds})
+    return outcome.row
+
+
+def _rows(out: Path, plans: list[EpisodePlan], workers: int) -> Iterator[dict[str, Any]]:
+    if workers <= 1:
+        yield from (_run_one(out, p) for p in plans)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # each episode is its own processes
+        yield from pool.map(lambda p: _run_one(out, p), plans)
+
+
+def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1) -> Path:
+    """Run the episodes not yet in ``OUT/episodes.jsonl``; append each row as it finishes."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "episodes.jsonl"
+    done = read_done(path)
+    todo = [p for p in plans if p.spec.episode_id not in done]
+    with open(path, "a", encoding="utf-8") as sink:
+        for row in _rows(out, todo, workers):
+            sink.write(json.dumps(row, sort_keys=True) + "\n")
+            sink.flush()
+    sort_jsonl(path)
+    return path
+
+
+def checklist_deltas(episodes: pd.DataFrame, a: str = "default", b: str = "checklist",
+                     n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """Paired success delta ``b - a`` per (agent, model, N), matched by task and seed, with a
+    task-cluster bootstrap 95% interval; the success counts of both prompts beside it."""
+    rows = []
+    blackbox = episodes[episodes["backend"] == "blackbox"]
+    for (agent, model, target), group in blackbox.groupby(["agent", "model", "target"], sort=True):
+        delta = paired_bootstrap_delta(group, "controller", a, b, "success", ("task_id", "seed"),
+                                       n_resamples=n_resamples, seed=seed)
+        counts = group.groupby("controller")["success"].sum()
+        rows.append({"agent": agent, "model": model, "target": int(target), f"success_{a}": int(counts[a]),
+                     f"success_{b}": int(counts[b]), "pairs": delta.n_pairs, "delta": round(delta.delta, 4),
+                     "ci_low": round(delta.ci_low, 4), "ci_high": round(delta.ci_high, 4)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,282 @@
+"""Launch one external agent episode against the PushBench MCP server.
+
+Per episode the harness writes, into its own folder: ``mcp.json`` (an ``mcpServers`` config that
+points at ``pushbench serve-mcp`` for the task), ``prompt.txt``, the server's ``server/``
+log folder, the agent's stdout/stderr and an empty ``workdir/`` used as the agent's cwd. The
+agent command is a template: placeholders (table in the README) are substituted per argument
+after shell-style splitting, and the same values are exported as ``PUSHBENCH_*`` variables.
+The agent runs in its own process group; at the time limit the whole group is terminated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pushbench import config
+from pushbench.harness.prompts import render_prompt
+from pushbench.harness.scoring import close_log, read_usage, score
+from pushbench.runner import EpisodeSpec
+from pushbench.tasks.base import TaskSpec
+from pushbench.verifier import hidden_path
+
+SERVER_KEY = "pushbench"
+MCP_TOOLS = ",".join(f"mcp__{SERVER_KEY}__{t}" for t in ("search", "submit", "status", "final"))
+STANDIN_PREFIX = "standin-"
+RECIPES = {
+    "claude-code": ("claude -p {prompt} --mcp-config {mcp_config} --strict-mcp-config "
+                    f"--allowedTools {MCP_TOOLS} "
+                    "--disallowedTools Bash,Read,Edit,Write,Glob,Grep,WebFetch,WebSearch,Task,NotebookEdit"),
+    "codex": ("codex exec --skip-git-repo-check --sandbox read-only "
+              f"-c mcp_servers.{SERVER_KEY}.command={{server_command_toml}} "
+              f"-c mcp_servers.{SERVER_KEY}.args={{server_args_toml}} {{prompt}}"),
+}
+_PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|mcp_config|mcp_url|python|task|seed|"
+                          r"server_command_toml|server_args_toml)\}")
+GRACE_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent: its name (rows' ``agent``), command template and the ``model`` its rows report."""
+
+    name: str
+    command: str
+    model: str
+
+
+def resolve_agent(text: str) -> AgentSpec:
+    """``standin-sim-<profile>``, a recipe name (``claude-code``, ``codex``) or ``NAME=COMMAND``."""
+    name, sep, command = text.partition("=")
+    name = name.strip()
+    if sep:
+        if not name or not command.strip():
+            raise ValueError(f"custom agent {text!r} must look like NAME=COMMAND")
+        return AgentSpec(name, command.strip(), name)
+    if name.startswith(STANDIN_PREFIX + "sim-") and len(name) > len(STANDIN_PREFIX) + 4:
+        model = "sim/" + name[len(STANDIN_PREFIX) + 4:]
+        return AgentSpec(name, f"{{python}} -m pushbench.harness.standin --model {model}", model)
+    if name in RECIPES:
+        return AgentSpec(name, RECIPES[name], name)
+    raise ValueError(f"unknown agent {text!r}: use standin-sim-<profile>, {', '.join(RECIPES)}, or NAME=COMMAND")
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    task: TaskSpec
+    agent: AgentSpec
+    prompt: str  # the variant: default or checklist
+    timeout: float
+    seed: int = 0
+    transport: str = "stdio"
+    data_root: Path = config.DATA
+    snapshot_root: Path = config.SNAPSHOT_SRC
+
+    @property
+    def spec(self) -> EpisodeSpec:
+        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, "agent", self.agent.model,
+                           "blackbox", self.seed)
+
+
+def server_argv(plan: EpisodePlan, log_dir: Path, port: int | None = None) -> list[str]:
+    argv = [sys.executable, "-m", "pushbench.cli", "serve-mcp", "--task", plan.task.task_id,
+            "--log", str(log_dir.resolve()), "--data-root", str(Path(plan.data_root).resolve()),
+            "--snapshot-root", str(Path(plan.snapshot_root).resolve())]
+    return argv + (["--http", str(port)] if port is not None else [])
+
+
+def mcp_config(plan: EpisodePlan, log_dir: Path, url: str | None) -> dict[str, Any]:
+    if url is not None:
+        return {"mcpServers": {SERVER_KEY: {"type": "http", "url": url}}}
+    argv = server_argv(plan, log_dir)
+    return {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": {}}}}
+
+
+def substitute(template: str, values: dict[str, str]) -> list[str]:
+    """Split the template like a shell would, then fill known placeholders inside each argument."""
+    try:
+        tokens = shlex.split(template)
+    except ValueError as err:
+        raise ValueError(f"cannot split the agent command: {err}") from None
+    if not tokens:
+        raise ValueError("the agent command is empty")
+    return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), token) for token in tokens]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the MCP server exited with code {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"the MCP server did not listen on port {port} within {timeout:.0f} s")
+
+
+def stop_group(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:
+    """SIGTERM the process group we started ``proc`` in, then SIGKILL whatever is left after the
+    grace period. The leader is reaped as we poll, so a dead leader does not look alive."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        if not _group_alive(proc):
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while _group_alive(proc) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+def _group_alive(proc: subprocess.Popen) -> bool:
+    proc.poll()
+    try:
+        os.killpg(proc.pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def reap_server(log_dir: Path, wait: float = 5.0) -> None:
+    """Wait for a stdio server the agent started to exit (it sees EOF when the agent dies), so the
+    log is complete before scoring; stop it if it lingers. The pid is checked against the server's
+    command line so that a recycled pid is never signalled."""
+    try:
+        pid = int((log_dir / "server.pid").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return
+    deadline = time.monotonic() + wait
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        while _is_our_server(pid, log_dir) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not _is_our_server(pid, log_dir):
+            return
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + GRACE_SECONDS
+
+
+def _is_our_server(pid: int, log_dir: Path) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and b"serve-mcp" in cmdline and str(log_dir.resolve()).encode() in cmdline
+
+
+def run_process(argv: list[str], env: dict[str, str], cwd: Path, timeout: float,
+                folder: Path) -> tuple[int | None, bool]:
+    """Run the agent in a new process group; returns (exit code, timed out)."""
+    with open(folder / "agent.stdout", "wb") as out, open(folder / "agent.stderr", "wb") as err:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=err, start_new_session=True)
+        except OSError as exc:
+            err.write(f"cannot start the agent: {exc}\n".encode())
+            return None, False
+        try:
+            proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        stop_group(proc)  # at the limit, or leftovers of an agent that exited
+        proc.wait()
+    return proc.returncode, timed_out
+
+
+def _toml_array(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+def placeholder_values(plan: EpisodePlan, folder: Path, prompt: str, url: str | None) -> dict[str, str]:
+    argv = server_argv(plan, folder / "server")
+    return {"prompt": prompt, "prompt_file": str((folder / "prompt.txt").resolve()),
+            "mcp_config": str((folder / "mcp.json").resolve()), "mcp_url": url or "",
+            "python": sys.executable, "task": plan.task.task_id,
+            "seed": str(plan.spec.policy_seed(int(config.params("seed")))),
+            "server_command_toml": json.dumps(argv[0]), "server_args_toml": _toml_array(argv[1:])}
+
+
+def agent_env(values: dict[str, str], folder: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"PUSHBENCH_PROMPT": values["prompt"], "PUSHBENCH_MCP_CONFIG": values["mcp_config"],
+                "PUSHBENCH_MCP_URL": values["mcp_url"], "PUSHBENCH_TASK": values["task"],
+                "PUSHBENCH_SEED": values["seed"],
+                "PUSHBENCH_AGENT_REPORT": str((folder / "report.json").resolve())})
+    return env
+
+
+@dataclass
+class EpisodeOutcome:
+    row: dict[str, Any]
+    events: list[dict[str, Any]]
+    exit_code: int | None
+    timed_out: bool
+    wall_seconds: float
+
+
+def preflight(plan: EpisodePlan) -> None:
+    """Fail before launching anything when the server could not start for this task."""
+    if plan.transport not in ("stdio", "http"):
+        raise ValueError(f"unknown transport {plan.transport!r}; use stdio or http")
+    if not (Path(plan.snapshot_root) / plan.task.repo).is_dir():
+        raise ValueError(f"snapshot {plan.task.repo!r} is not extracted under {plan.snapshot_root}")
+    if not hidden_path("reposcan", plan.task.task_id, Path(plan.data_root) / "hidden").is_file():
+        raise ValueError(f"no hidden answers for {plan.task.task_id}; build the manifests first")
+
+
+def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
+    """Prepare the folder, run the agent (and, over HTTP, the server), score from the log."""
+    preflight(plan)
+    started = time.perf_counter()
+    (folder / "workdir").mkdir(parents=True, exist_ok=True)
+    log_dir = folder / "server"
+    prompt = render_prompt(plan.task, plan.prompt)
+    (folder / "prompt.txt").write_text(prompt + "\n", encoding="utf-8")
+    server, url = None, None
+    if plan.transport == "http":
+        port = free_port()
+        with open(folder / "server.stderr", "wb") as err:
+            server = subprocess.Popen(server_argv(plan, log_dir, port), stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        if server is not None:
+            wait_for_port(port, server, timeout=60)
+        (folder / "mcp.json").write_text(json.dumps(mcp_config(plan, log_dir, url), indent=1) + "\n",
+                                         encoding="utf-8")
+        values = placeholder_values(plan, folder, prompt, url)
+        argv = substitute(plan.agent.command, values)
+        code, timed_out = run_process(argv, agent_env(values, folder), folder / "workdir", plan.timeout, folder)
+        if server is None:
+            reap_server(log_dir)
+    finally:
+        if server is not None:
+            stop_group(server)
+            server.wait()
+    reason = "timeout" if timed_out else ("give_up" if code == 0 else "agent_error")
+    events = close_log(log_dir / "events.jsonl", plan.task.target, reason)
+    row = score(plan.spec, plan.task, events, plan.agent.name, read_usage(folder / "report.json"))
+    return EpisodeOutcome(row, events, code, timed_out, round(time.perf_counter() - started, 3))

@@ -1,0 +1,249 @@
+"""SimLM with MemGPT-style memory tools: what to write, when to search, how to summarise.
+
+SimLM sees memory only as a real model would: tool schemas (``core_memory_*``, ``archival_memory_*``,
+``conversation_search``), core memory blocks in the system prompt, search results and summaries as
+messages. It writes notes in a plain line format that its RepoScan reader parses back as facts
+(``note_facts``); they then go through the same bounded attention as everything else, so a note at
+the top of a long context is recalled no better than any other old fact.
+
+Behaviours (each taken with the profile's ``follow_guidance`` probability: the memory instructions in
+the system prompt are guidance like any other):
+
+- after a submit or status result, and on the memory-pressure warning: rewrite the ``progress`` block
+  (``progress: N accepted of target T`` and the last queries' pages read). N is read from the block
+  being edited (the model looks at the text it rewrites) plus the accepted verdicts just seen (misread
+  verdicts included, per ``conflate``), or the verified count of a status result;
+- after a submit result: archive the submitted ids (``submitted: a, b, ...``);
+- before a submit, when archival memory holds passages: search it with the ids about to be submitted,
+  so ids found there (already submitted) are dropped — the submitted set is what it is unsure of;
+- asked to summarise evicted messages: list the facts it recalls from them, under its own bounded
+  attention (lossy per profile): believed count, pages read, ids submitted.
+
+Skills act only for minds that keep RepoScan facts; other families get the memory tools unused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+
+from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
+from pushbench.policies.sim.attention import recalled_mask, stable_uniform
+from pushbench.tokens import count_tokens
+
+MEMORY_TOOLS = frozenset({"core_memory_append", "core_memory_replace", "archival_memory_insert",
+                          "archival_memory_search", "conversation_search"})
+SUMMARY_CUE = re.compile(r"summari[sz]e a history of previous messages", re.I)
+WARNING_CUE = "[memory] Warning:"
+MAX_READ_QUERIES = 6  # queries kept in the progress block's read line
+
+# --- the note format (written here, parsed by the RepoScan reader) ------------------------------
+_NOTE_COUNT = re.compile(r"^progress: (\d+) accepted")
+_NOTE_IDS = re.compile(r"^submitted: (.+)$")
+_NOTE_READ = re.compile(r"^read: (.+)$")
+_READ_ITEM = re.compile(r'"([^"]*)" p(\d+)/(\d+)')
+_QUOTED_VERDICT = re.compile(r"^\| +(?:accepted|rejected|duplicate) +(\S+)$")
+_BLOCK = re.compile(r'<progress characters="\d+/\d+">\n(.*?)\n</progress>', re.S)
+_ARCHIVE_SIZE = re.compile(r"(\d+) passages in archival memory")
+
+
+def note_facts(line: str) -> list[tuple[str, str, int]]:
+    """Facts in one line of a memory note: ("count", "", n), ("done", id, 0), ("page", query, p*1000+t)."""
+    if m := _NOTE_COUNT.match(line):
+        return [("count", "", int(m.group(1)))]
+    if m := _NOTE_IDS.match(line):
+        return [("done", uid.strip(), 0) for uid in m.group(1).split(",") if uid.strip()]
+    if m := _NOTE_READ.match(line):
+        return [("page", q, int(p) * 1000 + int(t)) for q, p, t in _READ_ITEM.findall(m.group(1))]
+    if m := _QUOTED_VERDICT.match(line):
+        return [("done", m.group(1), 0)]
+    return []
+
+
+def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
+    return (not tools and bool(messages) and messages[0].get("role") == "system"
+            and bool(SUMMARY_CUE.search(str(messages[0].get("content") or ""))))
+
+
+def offered(tools: list[dict[str, Any]]) -> bool:
+    return {"core_memory_replace", "core_memory_append"} <= {t.get("function", {}).get("name") for t in tools}
+
+
+def _kinds() -> Any:
+    from pushbench.policies.sim import reposcan
+
+    return reposcan
+
+
+# --- reading what memory and the transcript say ----------------------------------------------
+def _this_step(messages: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str, list[str]]:
+    """The last external call, its result text, and the memory tools called since then."""
+    since: list[str] = []
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        calls = (message.get("tool_calls") or []) if message.get("role") == "assistant" else []
+        if not calls:
+            continue
+        name = calls[0].get("function", {}).get("name", "")
+        if name in MEMORY_TOOLS:
+            since.append(name)
+            continue
+        result = messages[i + 1].get("content") if i + 1 < len(messages) else ""
+        return calls[0].get("function", {}), str(result or ""), since
+    return None, "", since
+
+
+def _block(messages: list[dict[str, Any]]) -> str | None:
+    system = str(messages[0].get("content") or "") if messages else ""
+    m = _BLOCK.search(system)
+    return m.group(1) if m else None
+
+
+def _archive_size(messages: list[dict[str, Any]]) -> int:
+    m = _ARCHIVE_SIZE.search(str(messages[0].get("content") or "")) if messages else None
+    return int(m.group(1)) if m else 0
+
+
+def _note_count(text: str) -> int:
+    return max((f[2] for line in text.splitlines() for f in note_facts(line) if f[0] == "count"), default=0)
+
+
+def _note_pages(text: str) -> dict[str, tuple[int, int]]:
+    pages: dict[str, tuple[int, int]] = {}
+    for line in text.splitlines():
+        for kind, query, aux in note_facts(line):
+            if kind == "page":
+                pages[query] = (aux // 1000, aux % 1000)
+    return pages
+
+
+def recalled_pages(mind: Any, recalled: np.ndarray, pages: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """``pages`` updated with the pages the mind recalls reading (most recent query last)."""
+    rs, facts = _kinds(), mind.reader.facts
+    kind, key, aux = facts.array("kind"), facts.array("key"), facts.array("aux")
+    out = dict(pages)
+    for i in np.flatnonzero(recalled & ((kind == rs.PAGE) | (kind == rs.MEM_PAGE))):
+        query = facts.names[int(key[i])]
+        read = max(int(aux[i]) // 1000, out.get(query, (0, 0))[0])
+        out.pop(query, None)
+        out[query] = (read, int(aux[i]) % 1000)
+    return out
+
+
+def _read_line(pages: dict[str, tuple[int, int]], limit: int = MAX_READ_QUERIES) -> str:
+    items = list(pages.items())[-limit:]
+    return "read: " + "; ".join(f'"{q}" p{r}/{t}' for q, (r, t) in items) if items else ""
+
+
+def _recall(mind: Any) -> tuple[np.ndarray, int]:
+    reader = mind.reader
+    step = external_step(reader)
+    return recalled_mask(mind.profile, reader.facts.array("offset"), reader.total_tokens, mind.seed, step), step
+
+
+def external_step(reader: Any) -> int:
+    return reader.assistant_turns - reader.state.get("memory_turns", 0)
+
+
+# --- deciding ---------------------------------------------------------------------------------
+def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+    """The mind's turn with memory tools offered: a memory call first when one is due."""
+    mind.reader.update(messages, tools)
+    goal = mind.reader.state.get("goal")
+    if goal is None or not hasattr(mind, "_believed_count"):
+        return mind.act(messages, tools)
+    step = external_step(mind.reader)
+    ext, result, since = _this_step(messages)
+    call_id = f"call_{step}_m{len(since) + 1}"
+    follow = mind.profile.follow_guidance
+    warned = bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
+    noted = any(n.startswith("core_memory") for n in since)
+    name = (ext or {}).get("name")
+    fresh_result = result.startswith(("submit:", "status:"))
+    if not noted and (warned or fresh_result) and stable_uniform(mind.seed, "mem-note", step) < follow:
+        return _progress_note(mind, messages, goal.target, name, result, call_id)
+    if (name == "submit" and result.startswith("submit:") and "archival_memory_insert" not in since
+            and stable_uniform(mind.seed, "mem-archive", step) < follow):
+        ids = [uid for uid in _submitted_ids(ext) if uid]
+        if ids:
+            return _call("archival_memory_insert", {"content": "submitted: " + ", ".join(ids)}, call_id)
+    turn = mind.act(messages, tools)
+    if (turn.call is not None and turn.call.name == "submit" and _archive_size(messages) > 0
+            and "archival_memory_search" not in since
+            and stable_uniform(mind.seed, "mem-search", step) < follow):
+        ids = _submitted_ids({"arguments": turn.call.arguments})
+        return _call("archival_memory_search", {"query": " ".join(ids)[:3_900]}, call_id)
+    return turn
+
+
+def _call(name: str, args: dict[str, Any], call_id: str) -> Turn:
+    return turn_from_message(tool_call_message(name, args, call_id))
+
+
+def _submitted_ids(fn: dict[str, Any] | None) -> list[str]:
+    raw = (fn or {}).get("arguments") or "{}"
+    try:
+        ids = json.loads(raw).get("ids", []) if isinstance(raw, str) else raw.get("ids", [])
+    except (json.JSONDecodeError, AttributeError):
+        return []
+    return [str(i) for i in ids] if isinstance(ids, list) else []
+
+
+def _progress_note(mind: Any, messages: list[dict[str, Any]], target: int, name: str | None, result: str,
+                   call_id: str) -> Turn:
+    rs, facts = _kinds(), mind.reader.facts
+    recalled, _ = _recall(mind)
+    kind, aux = facts.array("kind"), facts.array("aux")
+    block = _block(messages) or ""
+    believed = mind._believed_count(recalled, kind, aux)
+    if name == "status" and (m := rs._STATUS.match(result)):
+        count = int(m.group(1))  # the verified count, just read
+    else:
+        submits = np.flatnonzero(kind == rs.SUBMITTED)
+        after = np.arange(len(kind)) > (int(submits[-1]) if len(submits) else -1)
+        misread = ((kind == rs.REJECTED) | (kind == rs.DUPLICATE)) & (aux == 1)
+        fresh = int((after & ((kind == rs.ACCEPTED) | misread)).sum()) if name == "submit" else 0
+        count = max(believed, _note_count(block) + fresh)
+    lines = [f"progress: {count} accepted of target {target}"]
+    read = _read_line(recalled_pages(mind, recalled, _note_pages(block)))
+    if read:
+        lines.append(read)
+    new = "\n".join(lines)
+    if block:
+        return _call("core_memory_replace", {"label": "progress", "old_content": block, "new_content": new}, call_id)
+    return _call("core_memory_append", {"label": "progress", "content": new}, call_id)
+
+
+# --- summarising ------------------------------------------------------------------------------
+def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
+    """Answer a summary request with the facts recalled from it (``mind`` is a fresh instance)."""
+    reader = mind.reader
+    reader.update(messages, [])
+    goal = reader.state.get("goal")
+    if goal is None or not hasattr(mind, "_believed_count"):
+        turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
+    else:
+        turn = Turn(text_message(_summary_text(mind, goal.target)), None)
+    turn.input_tokens = reader.total_tokens
+    turn.output_tokens = count_tokens(str(turn.message["content"]))
+    return turn
+
+
+def _summary_text(mind: Any, target: int) -> str:
+    rs, facts = _kinds(), mind.reader.facts
+    recalled, _ = _recall(mind)
+    kind, key, aux = facts.array("kind"), facts.array("key"), facts.array("aux")
+    count = mind._believed_count(recalled, kind, aux)
+    done_kinds = (kind == rs.SUBMITTED) | (kind == rs.ACCEPTED) | (kind == rs.REJECTED) | (kind == rs.DUPLICATE) \
+        | (kind == rs.MEM_DONE)
+    done = list(dict.fromkeys(facts.names[int(k)] for k in key[recalled & done_kinds]))
+    lines = [f"progress: {count} accepted of target {target}"]
+    read = _read_line(recalled_pages(mind, recalled, {}), limit=10**6)
+    if read:
+        lines.append(read)
+    if done:
+        lines.append("submitted: " + ", ".join(done))
+    return "\n".join(lines)

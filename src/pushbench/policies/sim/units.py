@@ -1,0 +1,289 @@
+"""SimLM on work-unit backlogs: the shared part (DataOps-lite now; SWE-lite can subclass it).
+
+``UnitMind`` parses the shared tool outputs (``tools/units.py``: backlog listing, checker results,
+submit verdicts, status lines, and the ``[progress]``/``[controller]`` lines UnitQGP adds) into
+facts with token offsets, and decides under bounded attention:
+- beliefs come only from recalled facts: which units exist (the listing can be partly forgotten),
+  which were submitted/accepted, the believed accepted count (latest recalled status plus recalled
+  accepts, plus rejected/duplicate verdicts mistaken for progress per ``conflate``);
+- per unit it goes evidence -> answer/edit -> checker -> submit; after an answer or edit it skips
+  the checker with probability ``skip_checker``; after a FAIL or a rejection it tries again;
+- it forgets: a unit whose submit it recalls but not the verdict counts as done (a pending unit
+  forgotten), a unit whose acceptance it forgot is redone and resubmitted (a duplicate);
+- it claims completion from its believed count, gives up when steps without recalled progress
+  exceed a patience that shrinks as the context fills, and follows controller lines with
+  probability ``follow_guidance``.
+A family subclass implements ``parse_extra`` (its own tool outputs) and ``work`` (the next
+evidence-gathering call or the answer/edit for one unit, from recalled evidence only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+
+from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
+from pushbench.policies.sim.attention import recalled_mask, stable_uniform
+from pushbench.policies.sim.memory import ContextReader
+from pushbench.policies.sim.profiles import Profile
+
+(LISTED, SUBMITTED, CHANGED, CHECK_PASS, CHECK_FAIL, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE,
+ VIEW, EDIT_FAILED, PROGRESS) = range(13)
+VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
+
+_LISTED = re.compile(r"^(?:\[controller\] Next: )?([A-Za-z0-9_.-]+) \[(\w+)\] (.+)$")
+_CHECK = re.compile(r"^checker (\S+): (PASS|FAIL)$")
+_VERDICT = re.compile(r"^submit (\S+): (accepted|rejected|duplicate)\b")
+_STATUS = re.compile(r"^status: (\d+) units accepted \(verified\) of target (\d+)")
+_PROGRESS = re.compile(r"^\[progress\] verified accepted (\d+)/(\d+)")
+_PROGRESS_PASSED = re.compile(r"passed: ([\w.,-]+)")
+_PROGRESS_NEXT = re.compile(r"next: ([\w.-]+)")
+_SUBMIT_NOW = re.compile(r"^\[controller\] (\S+) passed its checker: submit")
+_CHECK_NOW = re.compile(r"^\[controller\] next: \w+\((\S+)\) before submitting")
+BLOCKED_MARK = "[controller] final blocked"
+
+
+class UnitMind:
+    checker_tool = "run_checker"
+    objective_pattern = re.compile(r"backlog of (\d+)\b")
+
+    def __init__(self, profile: Profile, seed: int):
+        self.profile = profile
+        self.seed = seed
+        self.reader = ContextReader(self._parse)
+
+    # --- reading -------------------------------------------------------------------------------
+    def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
+        role, facts, state = message.get("role"), reader.facts, reader.state
+        content = message.get("content") or ""
+        if role == "user" and "target" not in state:
+            m = self.objective_pattern.search(content)
+            state["target"] = int(m.group(1)) if m else None
+            state.setdefault("titles", {})
+            return
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                self._parse_call(facts, call.get("function", {}), offset, step)
+            return
+        if role != "tool" and role != "user":
+            return
+        self.parse_extra(reader, content, offset, step)
+        for line in content.splitlines():
+            self._parse_line(reader, line, offset, step)
+
+    def _parse_call(self, facts: Any, fn: dict[str, Any], offset: int, step: int) -> None:
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except json.JSONDecodeError:
+            return
+        unit = str(args.get("unit", "")) if isinstance(args, dict) else ""
+        if not unit:
+            return
+        if fn.get("name") == "submit":
+            facts.add(SUBMITTED, offset, step, unit)
+        elif fn.get("name") in ("answer", "edit"):
+            facts.add(CHANGED, offset, step, unit)
+
+    def _parse_line(self, reader: ContextReader, line: str, offset: int, step: int) -> None:
+        facts, state = reader.facts, reader.state
+        if m := _LISTED.match(line):
+            state["titles"][m.group(1)] = m.group(3)
+            facts.add(LISTED, offset, step, m.group(1))
+        elif m := _CHECK.match(line):
+            facts.add(CHECK_PASS if m.group(2) == "PASS" else CHECK_FAIL, offset, step, m.group(1))
+        elif m := _VERDICT.match(line):
+            misread = stable_uniform(self.seed, "conflate", m.group(1), step) < self.profile.conflate
+            facts.add(VERDICT_KIND[m.group(2)], offset, step, m.group(1), int(misread and m.group(2) != "accepted"))
+        elif (m := _STATUS.match(line)) or (m := _PROGRESS.match(line)):
+            count = int(m.group(1))
+            rising = count > state.get("last_status", 0)
+            state["last_status"] = max(count, state.get("last_status", 0))
+            facts.add(STATUS, offset, step, "", count * 2 + int(rising))
+            if line.startswith("[progress]"):
+                passed = _PROGRESS_PASSED.search(line)
+                for unit in (passed.group(1).split(",") if passed and passed.group(1) != "none" else []):
+                    facts.add(PROGRESS, offset, step, unit)
+        elif line.startswith(BLOCKED_MARK):
+            followed = stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance
+            facts.add(NUDGE, offset, step, "", int(followed))
+        elif line.startswith("ERROR: edit "):
+            facts.add(EDIT_FAILED, offset, step, line.split()[2].rstrip(":"))
+
+    def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
+        """Family outputs (pages read, test output); record facts in ``reader.facts``."""
+
+    # --- family hook ----------------------------------------------------------------------------
+    def work(self, unit: str, title: str, ctx: "Recall", attempt: int) -> tuple[str, dict[str, Any]] | None:
+        """The next call for ``unit``: a look at evidence, or the answer/edit (None: no idea)."""
+        raise NotImplementedError
+
+    # --- deciding -------------------------------------------------------------------------------
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        self.reader.update(messages, tools)
+        step = self.reader.assistant_turns
+        target = self.reader.state.get("target")
+        call_id = f"call_{step}"
+        if not target:
+            return Turn(text_message("I cannot tell what the task asks for."), None)
+        facts = self.reader.facts
+        ctx = Recall(self, recalled_mask(self.profile, facts.array("offset"), self.reader.total_tokens,
+                                         self.seed, step), step)
+        last = (messages[-1].get("content") or "") if messages else ""
+        count = ctx.believed_count()
+        nudged = BLOCKED_MARK in last
+        if nudged and stable_uniform(self.seed, "follow", step) >= self.profile.follow_guidance:
+            return self._call("final", {"count": count}, call_id)
+        if count >= target and not nudged:
+            if "status:" not in last and stable_uniform(self.seed, "status", step) < self.profile.check_status:
+                return self._call("status", {}, call_id)
+            return self._call("final", {"count": count}, call_id)
+        if not nudged and ctx.out_of_patience():
+            if stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
+                return self._call("final", {"count": count}, call_id)
+            return Turn(text_message(f"I have finished about {count} units and will stop here."), None)
+        guided = self._guided(last, step)
+        if guided:
+            return self._call(*guided, call_id)
+        unit = ctx.focus_unit()
+        if unit is None:
+            return self._no_focus(ctx, count, call_id)
+        return self._call(*self._unit_step(unit, ctx), call_id)
+
+    def _call(self, name: str, args: dict[str, Any], call_id: str) -> Turn:
+        return turn_from_message(tool_call_message(name, args, call_id))
+
+    def _guided(self, last: str, step: int) -> tuple[str, dict[str, Any]] | None:
+        """Explicit controller instructions in the latest observation, followed per profile."""
+        if stable_uniform(self.seed, "guide", step) >= self.profile.follow_guidance:
+            return None
+        for line in last.splitlines():
+            if m := _SUBMIT_NOW.match(line):
+                return "submit", {"unit": m.group(1)}
+            if m := _CHECK_NOW.match(line):
+                if stable_uniform(self.seed, "skip", m.group(1), step) >= self.profile.skip_checker:
+                    return self.checker_tool, {"unit": m.group(1)}
+        return None
+
+    def _no_focus(self, ctx: "Recall", count: int, call_id: str) -> Turn:
+        """Every recalled unit looks done but the count is short: re-list, or resubmit to re-verify."""
+        if not ctx.recent_listing():
+            return self._call("list_units", {}, call_id)
+        unverified = ctx.unverified_units()
+        if unverified:
+            return self._call("submit", {"unit": unverified[0]}, call_id)
+        if stable_uniform(self.seed, "claim", ctx.step) < self.profile.claim_on_stop:
+            return self._call("final", {"count": count}, call_id)
+        return Turn(text_message("I believe every unit is done."), None)
+
+    def _unit_step(self, unit: str, ctx: "Recall") -> tuple[str, dict[str, Any]]:
+        stage = ctx.stage(unit)
+        attempt = ctx.own_changes(unit)  # draws per attempt: a retry is a fresh try, not a replay
+        if stage == "submit":
+            return "submit", {"unit": unit}
+        if stage == "check":
+            if stable_uniform(self.seed, "skip", unit, attempt) < self.profile.skip_checker:
+                return "submit", {"unit": unit}
+            return self.checker_tool, {"unit": unit}
+        title = self.reader.state["titles"].get(unit, "")
+        action = self.work(unit, title, ctx, attempt)
+        if action is None:
+            return "inspect", {"unit": unit}
+        return action
+
+
+class Recall:
+    """What the mind recalls at one step: views over the fact columns through the recall mask."""
+
+    def __init__(self, mind: UnitMind, recalled: np.ndarray, step: int):
+        self.mind, self.recalled, self.step = mind, recalled, step
+        facts = mind.reader.facts
+        self.kind, self.key, self.aux = facts.array("kind"), facts.array("key"), facts.array("aux")
+        self.steps, self.names = facts.array("step"), facts.names
+
+    def units_of(self, kind: int) -> list[str]:
+        idx = np.flatnonzero(self.recalled & (self.kind == kind))
+        return list(dict.fromkeys(self.names[int(self.key[i])] for i in idx))
+
+    def believed_count(self) -> int:
+        n = len(self.kind)
+        status = np.flatnonzero(self.recalled & (self.kind == STATUS))
+        start = int(status[-1]) + 1 if len(status) else 0
+        base = int(self.aux[status[-1]] // 2) if len(status) else 0
+        window = (np.arange(n) >= start) & self.recalled
+        accepted = window & (self.kind == ACCEPTED)
+        misread = window & ((self.kind == REJECTED) | (self.kind == DUPLICATE)) & (self.aux == 1)
+        return base + int(accepted.sum()) + int(misread.sum())
+
+    def out_of_patience(self) -> bool:
+        p = self.mind.profile
+        progress = self.recalled & ((self.kind == ACCEPTED) | (self.kind == CHECK_PASS)
+                                    | ((self.kind == STATUS) & (self.aux % 2 == 1)) | ((self.kind == NUDGE) & (self.aux == 1)))
+        marks = np.flatnonzero(progress)
+        last = int(self.steps[marks[-1]]) if len(marks) else 0
+        fill = min(1.0, self.mind.reader.total_tokens / p.window)
+        return self.step - last > p.patience * max(0.25, 1.0 - p.fatigue * fill)
+
+    def events(self, unit: str) -> list[tuple[int, int]]:
+        """(kind, aux) of the recalled facts about ``unit``, in context order."""
+        idx = np.flatnonzero(self.recalled & (self.key == self.mind.reader.facts.keys.get(unit, -1)))
+        return [(int(self.kind[i]), int(self.aux[i])) for i in idx]
+
+    def done_units(self) -> set[str]:
+        """Units believed finished: accepted, duplicate, shown as passed, a rejection misread as
+        success, or submitted with no recalled verdict after the submit (a forgotten pending unit)."""
+        done = set(self.units_of(PROGRESS))
+        for unit in set(self.units_of(SUBMITTED) + self.units_of(ACCEPTED) + self.units_of(DUPLICATE)
+                        + self.units_of(REJECTED)):
+            state = "open"
+            for kind, aux in self.events(unit):
+                if kind in (ACCEPTED, DUPLICATE, SUBMITTED) or (kind == REJECTED and aux == 1):
+                    state = "done"
+                elif kind in (REJECTED, CHANGED, CHECK_FAIL, CHECK_PASS, EDIT_FAILED):
+                    state = "open"
+            if state == "done":
+                done.add(unit)
+        return done
+
+    def listed_units(self) -> list[str]:
+        return sorted(self.units_of(LISTED))
+
+    def recent_listing(self) -> bool:
+        """Did it (re)list the backlog since its last submit? Then re-listing adds nothing."""
+        lists = np.flatnonzero(self.kind == LISTED)
+        submits = np.flatnonzero(self.kind == SUBMITTED)
+        return len(lists) > 0 and (not len(submits) or lists[-1] > submits[-1])
+
+    def unverified_units(self) -> list[str]:
+        verified = set(self.units_of(ACCEPTED)) | set(self.units_of(DUPLICATE)) | set(self.units_of(PROGRESS))
+        return [u for u in self.listed_units() if u not in verified]
+
+    def last_unit_action(self) -> str | None:
+        idx = np.flatnonzero((self.kind == SUBMITTED) | (self.kind == CHANGED) | (self.kind == VIEW)
+                             | (self.kind == CHECK_PASS) | (self.kind == CHECK_FAIL))
+        return self.names[int(self.key[idx[-1]])].split("|")[0] if len(idx) else None
+
+    def focus_unit(self) -> str | None:
+        done = self.done_units()
+        current = self.last_unit_action()
+        if current and current not in done:
+            return current
+        return next((u for u in self.listed_units() if u not in done), None)
+
+    def own_changes(self, unit: str) -> int:
+        """How many answers/edits it has made to ``unit`` (its own calls, recalled or not)."""
+        return int(((self.kind == CHANGED) & (self.key == self.mind.reader.facts.keys.get(unit, -1))).sum())
+
+    def stage(self, unit: str) -> str:
+        """Where ``unit`` stands in recall: 'work' (answer/edit or look), 'check' or 'submit'."""
+        stage = "work"
+        for kind, _aux in self.events(unit):
+            if kind == CHANGED:
+                stage = "check"
+            elif kind == CHECK_PASS:
+                stage = "submit"
+            elif kind in (CHECK_FAIL, REJECTED, EDIT_FAILED):
+                stage = "work"
+        return stage

@@ -1,0 +1,213 @@
+"""``pushbench serve-sim``: SimLM behind an OpenAI-compatible HTTP endpoint, with seeded faults.
+
+``POST /v1/chat/completions`` answers in the OpenAI format (``choices[0].message.tool_calls``,
+``finish_reason``, ``usage``) for the models ``sim-mini``, ``sim-base``, ``sim-pro`` and
+``sim-perfect``; ``GET /v1/models`` lists them; ``GET /sim/stats`` counts what was served. The
+answers are SimLM's, so they depend only on the messages, the tools and the request seed: the real
+``openai`` client path (schemas, parsing, retries, token accounting) runs end to end without any
+external service. **Every answer comes from SimLM, not from a real model.**
+
+Faults are decided from (server seed, request hash, attempt): a fraction ``fault_rate`` of attempts
+gets a transport fault (429 with Retry-After, 500, or a stall of ``fault_delay`` seconds, meant to
+outlast the client's timeout), at most ``MAX_FAULTS_PER_REQUEST`` times in a row for one request, so
+retries always succeed; a fraction ``malformed_rate`` of requests gets a tool call whose JSON
+arguments are cut short (the same request always gets the same answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from pushbench.policies.base import Turn
+from pushbench.policies.sim import SimLM
+
+MODELS = {"sim-mini": "mini", "sim-base": "base", "sim-pro": "pro", "sim-perfect": "perfect"}
+MAX_FAULTS_PER_REQUEST = 3
+FAULT_KINDS = ("rate_limit", "server_error", "timeout")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    fault_rate: float = 0.0
+    malformed_rate: float = 0.0
+    fault_delay: float = 5.0  # seconds a "timeout" fault stalls before answering 504
+    retry_after: float = 1.0  # seconds a 429 asks the client to wait
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("fault_rate", "malformed_rate"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name.replace('_', '-')} must be between 0 and 1, got {getattr(self, name)}")
+        for name in ("fault_delay", "retry_after"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+
+
+def unit(*parts: Any) -> float:
+    """A deterministic draw in [0, 1) from the given parts."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def request_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+class SimPool:
+    """One SimLM per conversation, so interleaved episodes never make SimLM re-read a context.
+
+    A request continues the conversation whose last request is a prefix of its messages;
+    otherwise (a new episode, or a context trimmed by the memory) it starts a fresh SimLM. SimLM's
+    answer depends only on the messages and seed either way; this is for speed.
+    """
+
+    def __init__(self, capacity: int = 256):
+        self.capacity = capacity
+        self._slots: OrderedDict[int, tuple[tuple[Any, ...], SimLM, list[dict[str, Any]]]] = OrderedDict()
+        self._next = 0
+
+    def act(self, profile: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
+        group = (profile, seed, json.dumps(messages[:2], sort_keys=True, default=str))
+        found, best = None, -1
+        for slot, (g, _, last) in self._slots.items():
+            if g == group and best < len(last) <= len(messages) and messages[: len(last)] == last:
+                found, best = slot, len(last)
+        if found is None:
+            found, sim = self._next, SimLM(profile)
+            self._next += 1
+        else:
+            sim = self._slots.pop(found)[1]
+        turn = sim.act(messages, tools, seed)
+        self._slots[found] = (group, sim, messages)
+        while len(self._slots) > self.capacity:
+            self._slots.popitem(last=False)
+        return turn
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None,
+           headers: dict[str, str] | None = None) -> Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+class SimServer:
+    def __init__(self, config: ServeConfig):
+        self.config = config
+        self.pool = SimPool()
+        self.attempts: Counter[str] = Counter()
+        self.stats: Counter[str] = Counter()
+
+    def fault(self, key: str) -> str | None:
+        attempt = self.attempts[key]
+        self.attempts[key] += 1
+        cfg = self.config
+        if attempt >= MAX_FAULTS_PER_REQUEST or unit(cfg.seed, "fault", key, attempt) >= cfg.fault_rate:
+            return None
+        return FAULT_KINDS[int(unit(cfg.seed, "kind", key, attempt) * len(FAULT_KINDS))]
+
+    def malformed(self, key: str) -> bool:
+        return unit(self.config.seed, "malformed", key) < self.config.malformed_rate
+
+    def completion(self, body: dict[str, Any], key: str) -> dict[str, Any]:
+        model = body["model"]
+        turn = self.pool.act(MODELS[model], body["messages"], body.get("tools") or [], int(body.get("seed") or 0))
+        message = dict(turn.message)
+        if message.get("tool_calls") and self.malformed(key):
+            call = message["tool_calls"][0]
+            args = call["function"]["arguments"]
+            broken = {**call, "function": {**call["function"], "arguments": args[:-1] if len(args) > 1 else "{"}}
+            message["tool_calls"] = [broken, *message["tool_calls"][1:]]
+            self.stats["malformed"] += 1
+        self.stats["completions"] += 1
+        return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": 0, "model": model,
+                "system_fingerprint": "simlm",
+                "choices": [{"index": 0, "message": message, "logprobs": None,
+                             "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+                "usage": {"prompt_tokens": turn.input_tokens, "completion_tokens": turn.output_tokens,
+                          "total_tokens": turn.input_tokens + turn.output_tokens}}
+
+
+def _invalid(body: Any) -> Response | None:
+    """An OpenAI-style error for a request SimLM cannot answer, or None."""
+    if not isinstance(body, dict):
+        return _error(400, "the request body must be a JSON object", "invalid_request_error")
+    model = body.get("model")
+    if model not in MODELS:
+        return _error(404, f"The model `{model}` does not exist; served: {', '.join(MODELS)}",
+                      "invalid_request_error", "model_not_found")
+    messages, tools = body.get("messages"), body.get("tools") or []
+    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+        return _error(400, "messages must be a non-empty list of message objects", "invalid_request_error")
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        return _error(400, "tools must be a list of tool objects", "invalid_request_error")
+    if not isinstance(body.get("seed", 0), (int, type(None))):
+        return _error(400, "seed must be an integer", "invalid_request_error")
+    return None
+
+
+def create_app(config: ServeConfig | None = None) -> FastAPI:
+    server = SimServer(config or ServeConfig())
+    app = FastAPI(title="PushBench serve-sim (SimLM, not a real model)", docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.sim = server
+
+    @app.get("/v1/models")
+    async def models() -> Response:
+        data = [{"id": name, "object": "model", "created": 0, "owned_by": "pushbench-simlm"} for name in MODELS]
+        return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+
+    @app.get("/sim/stats")
+    async def stats() -> Response:
+        return Response(orjson.dumps(dict(server.stats)), media_type="application/json")
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Response:
+        server.stats["requests"] += 1
+        try:
+            body = orjson.loads(await request.body())
+        except orjson.JSONDecodeError:
+            return _error(400, "the request body is not valid JSON", "invalid_request_error")
+        if (bad := _invalid(body)) is not None:
+            server.stats["rejected"] += 1
+            return bad
+        key = request_hash(body)
+        fault = server.fault(key)
+        if fault is not None:
+            server.stats[f"fault_{fault}"] += 1
+            return await _fault_response(fault, server.config)
+        try:
+            data = server.completion(body, key)
+        except ValueError as err:  # e.g. SimLM has no reader for these tools
+            return _error(400, str(err), "invalid_request_error")
+        return Response(orjson.dumps(data), media_type="application/json")
+
+    return app
+
+
+async def _fault_response(fault: str, config: ServeConfig) -> Response:
+    if fault == "rate_limit":
+        wait = config.retry_after
+        headers = {"retry-after": str(max(0, round(wait))), "retry-after-ms": str(int(wait * 1000))}
+        return _error(429, "simulated rate limit", "rate_limit_error", "rate_limit_exceeded", headers)
+    if fault == "server_error":
+        return _error(500, "simulated server error", "server_error")
+    await asyncio.sleep(config.fault_delay)  # the client should have timed out by now
+    return _error(504, "simulated stall", "server_error")
+
+
+def serve(host: str, port: int, config: ServeConfig, log_level: str = "warning") -> None:
+    import uvicorn
+
+    from pushbench.tokens import encoding
+
+    encoding()  # load the tokenizer before listening, so the first request is not a slow one
+    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, access_log=False)

@@ -1,0 +1,294 @@
+"""``pushbench serve-sim`` end to end: the real openai client against SimLM over HTTP.
+
+Servers run as subprocesses on free ports (started together, polled until ready, stopped by
+process id). Equivalence: an episode through ``openai/sim-base`` is the in-process ``sim/base``
+episode, message for message. Faults: with 20% transport faults every episode reaches the same
+outcome; malformed tool-call JSON becomes invalid actions. Cache: a rerun sends no request.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from agentkit import make_env, task
+from pushbench import config
+from pushbench.backends.native import run_native
+from pushbench.cli import app
+from pushbench.controllers import make_controller
+from pushbench.memory import make_memory
+from pushbench.metrics import episode_metrics
+from pushbench.policies import make_policy
+from pushbench.policies.sim import SimLM
+from pushbench.runner import Grid, run_grid, trace_name
+from pushbench.serve_sim import MAX_FAULTS_PER_REQUEST, ServeConfig, SimServer, create_app
+
+SERVERS = {
+    "clean": [],
+    "faults": ["--fault-rate", "0.2", "--fault-delay", "4", "--retry-after", "0.05", "--seed", "3"],
+    "malformed": ["--malformed-rate", "0.25", "--seed", "5"],
+}
+CLIENT = {"request_timeout": 1.5, "backoff": 0.05, "cache": False}
+
+
+# --------------------------------------------------------------------------- the server processes
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    url: str
+    log: Path
+
+    def stats(self) -> dict[str, int]:
+        return httpx.get(self.url.removesuffix("/v1") + "/sim/stats", timeout=10).json()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def launch(args: list[str], log: Path) -> Server:
+    port = free_port()
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "pushbench.cli", "serve-sim", "--host", "127.0.0.1",
+                                 "--port", str(port), *args], stdout=sink, stderr=subprocess.STDOUT)
+    return Server(proc, f"http://127.0.0.1:{port}/v1", log)
+
+
+def ready(server: Server, deadline: float) -> bool:
+    while time.monotonic() < deadline and server.proc.poll() is None:
+        try:
+            if httpx.get(server.url + "/models", timeout=2).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    return False
+
+
+def stop(server: Server) -> None:
+    if server.proc.poll() is None:
+        os.kill(server.proc.pid, signal.SIGTERM)
+        try:
+            server.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
+    logs = tmp_path_factory.mktemp("serve-sim")
+    started: dict[str, Server] = {}
+    try:
+        for name, args in SERVERS.items():
+            started[name] = launch(args, logs / f"{name}.log")
+        deadline = time.monotonic() + 90
+        for name, server in list(started.items()):
+            if not ready(server, deadline):  # a port taken meanwhile: one more try on another
+                stop(server)
+                started[name] = launch(SERVERS[name], logs / f"{name}-2.log")
+                assert ready(started[name], time.monotonic() + 60), started[name].log.read_text()
+        yield started
+    finally:
+        for server in started.values():
+            stop(server)
+
+
+@pytest.fixture(autouse=True)
+def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local base URL needs no key
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+# --------------------------------------------------------------------------- the HTTP contract
+
+def test_models_and_completion_format() -> None:
+    env = make_env("reposcan-requests-fixture-n010")
+    client = TestClient(create_app())
+    assert [m["id"] for m in client.get("/v1/models").json()["data"]] == ["sim-mini", "sim-base", "sim-pro", "sim-perfect"]
+    body = {"model": "sim-pro", "seed": 1, "tools": env.schemas(),
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": env.task.objective}]}
+    data = client.post("/v1/chat/completions", json=body).json()
+    choice = data["choices"][0]
+    assert data["object"] == "chat.completion" and data["model"] == "sim-pro" and data["created"] == 0
+    assert data["id"].startswith("chatcmpl-") and choice["finish_reason"] == "tool_calls"
+    call = choice["message"]["tool_calls"][0]
+    assert call["type"] == "function" and call["function"]["name"] == "search"
+    assert json.loads(call["function"]["arguments"]) == {"query": "test httpbin", "page": 1}
+    usage = data["usage"]
+    local = SimLM("pro").act(body["messages"], body["tools"], 1)
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (local.input_tokens, local.output_tokens)
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
+    assert client.post("/v1/chat/completions", json=body).json() == data  # same request, same answer
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, 404),
+    ({"model": "sim-base", "messages": []}, 400),
+    ({"model": "sim-base", "messages": "hello"}, 400),
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": "all"}, 400),
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "seed": "x"}, 400),
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": []}, 400),  # no reader
+    ([1, 2], 400),
+])
+def test_bad_requests_get_openai_style_errors(body: Any, status: int) -> None:
+    response = TestClient(create_app()).post("/v1/chat/completions", json=body)
+    assert response.status_code == status and response.json()["error"]["message"]
+
+
+def test_fault_draws_are_seeded_bounded_and_near_the_rate() -> None:
+    server, twin = SimServer(ServeConfig(fault_rate=0.5, seed=9)), SimServer(ServeConfig(fault_rate=0.5, seed=9))
+    keys = [f"request-{i}" for i in range(400)]
+    runs = [[server.fault(k) for _ in range(MAX_FAULTS_PER_REQUEST + 1)] for k in keys]
+    assert runs == [[twin.fault(k) for _ in range(MAX_FAULTS_PER_REQUEST + 1)] for k in keys]
+    assert all(run[-1] is None for run in runs)  # the attempt after the last allowed fault succeeds
+    first = [run[0] for run in runs]
+    assert 0.4 < sum(f is not None for f in first) / len(first) < 0.6
+    assert {f for f in first if f} == {"rate_limit", "server_error", "timeout"}
+    with pytest.raises(ValueError, match="fault-rate"):
+        ServeConfig(fault_rate=1.5)
+
+
+def test_cli_rejects_bad_rates() -> None:
+    result = CliRunner().invoke(app, ["serve-sim", "--fault-rate", "-0.1"])
+    assert result.exit_code != 0 and "fault-rate" in result.output
+
+
+# --------------------------------------------------------------------------- end to end
+
+def episode(model: str, task_id: str, controller: str, seed: int = 11, **options: Any):
+    env = make_env(task_id)
+    policy = make_policy(model, **options)
+    run = run_native(env, policy, make_controller(controller), make_memory("full"), seed)
+    return env, run, policy
+
+
+CASES = [("reposcan-requests-fixture-n025", "stateqgp"), ("reposcan-requests-documented-n010", "gated"),
+         ("reposcan-requests-calls-n025", "standard")]
+
+
+@pytest.mark.parametrize("task_id, controller", CASES)
+def test_http_episode_equals_in_process_episode(servers: dict[str, Server], task_id: str, controller: str) -> None:
+    local_env, local, _ = episode("sim/base", task_id, controller)
+    env, run, policy = episode("openai/sim-base", task_id, controller, base_url=servers["clean"].url, **CLIENT)
+    assert run.transcript == local.transcript  # identical actions and observations
+    assert env.verifier.events == local_env.verifier.events  # identical verified outcome
+    assert (run.llm_calls, run.input_tokens, run.output_tokens) == (local.llm_calls, local.input_tokens, local.output_tokens)
+    assert policy.stats.requests == run.llm_calls + policy.stats.retries  # a slow machine may time out
+
+
+def grid(model: str = "openai/sim-base", **kwargs: Any) -> Grid:
+    base = dict(family="reposcan", controllers=["standard", "stateqgp"], models=[model], memories=["full"],
+                backends=["native"], seeds=1, targets=[10, 25], limit=None, master_seed=int(config.params("seed")))
+    return Grid(**{**base, **kwargs})
+
+
+def requests_only(root: Path) -> Path:
+    from pushbench.tasks.base import write_manifest
+
+    tasks = [task(t) for t in ("reposcan-requests-fixture-n010", "reposcan-requests-calls-n025",
+                               "reposcan-requests-documented-n010")]
+    write_manifest(root / "reposcan.jsonl", tasks)
+    return root
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_transport_faults_change_nothing_but_the_retries(servers: dict[str, Server], tmp_path: Path) -> None:
+    manifests = requests_only(tmp_path / "m")
+    clean = run_grid(grid(), tmp_path / "clean", progress=False, manifest_root=manifests, concurrency=6,
+                     policy_options={"base_url": servers["clean"].url, **CLIENT})
+    before = servers["faults"].stats()
+    faulty = run_grid(grid(), tmp_path / "faulty", progress=False, manifest_root=manifests, concurrency=6,
+                      policy_options={"base_url": servers["faults"].url, **CLIENT})
+    assert faulty.read_bytes() == clean.read_bytes()  # every episode, same outcome, same counts
+    stats = servers["faults"].stats()
+    for kind in ("rate_limit", "server_error", "timeout"):
+        assert stats.get(f"fault_{kind}", 0) > before.get(f"fault_{kind}", 0), stats
+    retries = 0
+    for row in rows(faulty):
+        with gzip.open(tmp_path / "faulty" / "traces" / trace_name(row["episode_id"])) as handle:
+            api = json.load(handle)["api"]
+        retries += api["retries"]
+        assert api["requests"] == row["llm_calls"] + api["retries"]
+    assert retries >= sum(stats.get(f"fault_{k}", 0) - before.get(f"fault_{k}", 0)
+                          for k in ("rate_limit", "server_error", "timeout"))
+
+
+@pytest.mark.parametrize("controller", ["standard", "stateqgp"])
+def test_malformed_json_becomes_invalid_actions(servers: dict[str, Server], controller: str) -> None:
+    before = servers["malformed"].stats().get("malformed", 0)
+    env, run, policy = episode("openai/sim-base", "reposcan-requests-fixture-n025", controller,
+                               base_url=servers["malformed"].url, **CLIENT)
+    broken = servers["malformed"].stats().get("malformed", 0) - before
+    m = episode_metrics(env.verifier.events, env.task.target, env.task.budget)
+    assert env.done and m["termination"] in {"final", "give_up", "budget"}
+    assert broken > 0 and m["invalid_actions"] == broken
+    errors = [e for e in env.verifier.events if e["kind"] == "call" and not e["ok"]]
+    assert all(e["error"].startswith("ERROR: arguments are not valid JSON") for e in errors)
+
+
+def test_rerun_with_cache_makes_no_request(servers: dict[str, Server], tmp_path: Path) -> None:
+    manifests = requests_only(tmp_path / "m")
+    options = {"base_url": servers["clean"].url, "cache_dir": tmp_path / "cache", "request_timeout": 30}
+    first = run_grid(grid(), tmp_path / "a", progress=False, manifest_root=manifests, policy_options=options)
+    sent = servers["clean"].stats()["requests"]
+    second = run_grid(grid(), tmp_path / "b", progress=False, manifest_root=manifests, policy_options=options)
+    assert servers["clean"].stats()["requests"] == sent  # zero HTTP requests
+    assert second.read_bytes() == first.read_bytes()
+    assert sum(r["input_tokens"] for r in rows(first)) > 0
+
+
+def test_resume_runs_only_the_missing_episodes(servers: dict[str, Server], tmp_path: Path) -> None:
+    manifests = requests_only(tmp_path / "m")
+    options = {"base_url": servers["clean"].url, **CLIENT}
+    path = run_grid(grid(), tmp_path / "r", progress=False, manifest_root=manifests, policy_options=options)
+    complete = path.read_bytes()
+    kept = complete.splitlines(keepends=True)
+    path.write_bytes(b"".join(kept[:-2]) + kept[-2][:20])  # two episodes lost, one line torn
+    missing = [json.loads(line) for line in kept[-2:]]
+    sent = servers["clean"].stats()["requests"]
+    run_grid(grid(), tmp_path / "r", progress=False, manifest_root=manifests, policy_options=options)
+    assert path.read_bytes() == complete
+    assert servers["clean"].stats()["requests"] - sent == sum(r["llm_calls"] for r in missing)
+
+
+def test_langgraph_backend_with_an_api_model(servers: dict[str, Server], tmp_path: Path) -> None:
+    manifests = requests_only(tmp_path / "m")
+    options = {"base_url": servers["clean"].url, **CLIENT}
+    kw = dict(controllers=["stateqgp"], targets=[10])
+    native = run_grid(grid(**kw), tmp_path / "n", progress=False, manifest_root=manifests, policy_options=options)
+    graph = run_grid(grid(backends=["langgraph"], **kw), tmp_path / "g", progress=False, manifest_root=manifests,
+                     policy_options=options)
+    strip = lambda r: {k: v for k, v in r.items() if k not in ("backend", "episode_id")}  # noqa: E731
+    assert [strip(r) for r in rows(graph)] == [strip(r) for r in rows(native)]
+    assert not list((tmp_path / "g" / "checkpoints").glob("*.sqlite"))  # finished: nothing left to resume
+
+
+def test_cli_run_against_serve_sim(servers: dict[str, Server], tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, [
+        "run", "--model", "openai/sim-base", "--controller", "stateqgp", "--target", "10", "--limit", "1",
+        "--base-url", servers["clean"].url, "--request-timeout", "30", "--concurrency", "2",
+        "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "run"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    (row,) = rows(tmp_path / "run" / "episodes.jsonl")
+    assert row["model"] == "openai/sim-base" and row["llm_calls"] > 0 and row["input_tokens"] > 0
+    assert list((tmp_path / "cache").rglob("*.json"))
