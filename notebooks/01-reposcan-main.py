@@ -7,6 +7,7 @@
 results = "data/results"
 figures = "paper_figures"
 experiment = "reposcan-main"
+memory_experiment = "reposcan-memory"  # memory baselines (standard controller), shown beside the controllers
 n_resamples = 10000
 seed = 0
 
@@ -17,7 +18,11 @@ from pushbench.aggregate import load_results
 from pushbench.analysis.reposcan import main_table
 from pushbench.figures import label_models, save_table
 
+import pandas as pd
+
 episodes = load_results(results, experiment)
+memory = load_results(results, memory_experiment)
+episodes = pd.concat([episodes, memory[memory.memory != "full"]], ignore_index=True)
 table = main_table(episodes, n_resamples, seed)
 caption = (f"RepoScan main table ({len(episodes)} episodes; {label_models(list(episodes.model.unique()))}). "
            "success_sd is the task-bootstrap SD.")

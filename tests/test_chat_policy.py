@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import openai

@@ -43,7 +43,8 @@ def same(a: tuple, b: tuple) -> None:
     (env_a, run_a), (env_b, run_b) = a, b
     assert run_a.transcript == run_b.transcript
     assert env_a.verifier.events == env_b.verifier.events
-    assert (run_a.llm_calls, run_a.input_tokens, run_a.output_tokens) == (run_b.llm_calls, run_b.input_tokens, run_b.output_tokens)
+    counts = lambda r: (r.llm_calls, r.input_tokens, r.output_tokens)  # noqa: E731
+    assert counts(run_a) == counts(run_b)
     assert env_a.termination == env_b.termination
 
 
@@ -168,10 +169,55 @@ def test_the_runner_resumes_a_killed_langgraph_episode(tmp_path: Path, monkeypat
         run_grid(Grid(backends=["langgraph"], **kw), out, progress=False, manifest_root=tmp_path / "m")
     assert len(list((out / "checkpoints").glob("*.sqlite"))) == 1  # the episode in progress
     calls: list[CrashingPolicy] = []
-    monkeypatch.setattr(runner, "make_policy", lambda model, **o: calls.append(CrashingPolicy(model, None)) or calls[-1])
+    def fresh(model: str, **options: Any) -> CrashingPolicy:
+        calls.append(CrashingPolicy(model, None))
+        return calls[-1]
+    monkeypatch.setattr(runner, "make_policy", fresh)
     path = run_grid(Grid(backends=["langgraph"], **kw), out, progress=False, manifest_root=tmp_path / "m")
     (row,), (reference,) = ([json.loads(x) for x in p.read_text().splitlines()] for p in (path, native))
     strip = lambda r: {k: v for k, v in r.items() if k not in ("backend", "episode_id")}  # noqa: E731
     assert strip(row) == strip(reference)
     assert calls[0].calls == reference["llm_calls"] - 6  # resumed after the six answered calls
     assert not list((out / "checkpoints").glob("*"))
+
+
+KILLED_CHILD = """
+import os, sys, time
+from pushbench.backends.langgraph import run_langgraph
+from pushbench.controllers import make_controller
+from pushbench.memory import make_memory
+from pushbench.policies import make_policy
+from pushbench.tasks import get_family, load_tasks
+
+spec = next(t for t in load_tasks("reposcan") if t.task_id == sys.argv[1])
+inner, k = make_policy("sim/mini"), int(sys.argv[3])
+
+class Dying:
+    name, context_window, calls = inner.name, inner.context_window, 0
+
+    def act(self, messages, tools, seed):
+        self.calls += 1
+        if self.calls == k:
+            time.sleep(0.5)  # a slow model call: what came before is committed meanwhile
+            os._exit(9)  # killed: no cleanup, no final commit
+        return inner.act(messages, tools, seed)
+
+run_langgraph(get_family("reposcan").environment(spec), Dying(), make_controller("stateqgp"), make_memory("full"),
+              3, checkpoint=sys.argv[2], thread_id="killed")
+"""
+
+
+def test_a_killed_process_resumes_from_its_last_committed_checkpoint(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    task_id, k, db = "reposcan-requests-calls-n025", 8, tmp_path / "ckpt.sqlite"
+    child = subprocess.run([sys.executable, "-c", KILLED_CHILD, task_id, str(db), str(k)], cwd=config.ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 9, child.stderr
+    reference = play(run_native, task_id, "stateqgp", "sim/mini")
+    env, policy = make_env(task_id), CrashingPolicy("sim/mini", None)
+    run = run_langgraph(env, policy, make_controller("stateqgp"), make_memory("full"), 3, checkpoint=db,
+                        thread_id="killed")
+    same((env, run), reference)
+    assert policy.calls <= reference[1].llm_calls - (k - 2)  # resumed, not restarted

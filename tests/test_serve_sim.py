@@ -121,7 +121,8 @@ def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_models_and_completion_format() -> None:
     env = make_env("reposcan-requests-fixture-n010")
     client = TestClient(create_app())
-    assert [m["id"] for m in client.get("/v1/models").json()["data"]] == ["sim-mini", "sim-base", "sim-pro", "sim-perfect"]
+    models = [m["id"] for m in client.get("/v1/models").json()["data"]]
+    assert models == ["sim-mini", "sim-base", "sim-pro", "sim-perfect"]
     body = {"model": "sim-pro", "seed": 1, "tools": env.schemas(),
             "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": env.task.objective}]}
     data = client.post("/v1/chat/completions", json=body).json()
@@ -145,6 +146,7 @@ def test_models_and_completion_format() -> None:
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": "all"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "seed": "x"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": []}, 400),  # no reader
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "stream": True}, 400),
     ([1, 2], 400),
 ])
 def test_bad_requests_get_openai_style_errors(body: Any, status: int) -> None:
@@ -189,7 +191,8 @@ def test_http_episode_equals_in_process_episode(servers: dict[str, Server], task
     env, run, policy = episode("openai/sim-base", task_id, controller, base_url=servers["clean"].url, **CLIENT)
     assert run.transcript == local.transcript  # identical actions and observations
     assert env.verifier.events == local_env.verifier.events  # identical verified outcome
-    assert (run.llm_calls, run.input_tokens, run.output_tokens) == (local.llm_calls, local.input_tokens, local.output_tokens)
+    counts = lambda r: (r.llm_calls, r.input_tokens, r.output_tokens)  # noqa: E731
+    assert counts(run) == counts(local)
     assert policy.stats.requests == run.llm_calls + policy.stats.retries  # a slow machine may time out
 
 

@@ -32,6 +32,12 @@ def load_results(results: Path | str, experiment: str | None = None):
     return frame[frame.experiment == experiment].reset_index(drop=True) if experiment else frame
 
 
+def configured_runs() -> list[str]:
+    """Every run folder the pipeline makes: the experiments, and the black-box grid if configured."""
+    names = sorted(config.params("experiments"))
+    return names + (["blackbox"] if "blackbox" in config.params() else [])
+
+
 if __name__ == "__main__":
-    written = aggregate(sorted(config.params("experiments")))
+    written = aggregate(configured_runs())
     print(f"aggregated -> {written.relative_to(config.ROOT)}")

@@ -147,9 +147,9 @@ def experiment(name: str = typer.Argument(..., help="A key under `experiments` i
 @app.command("aggregate")
 def aggregate_cmd() -> None:
     """Collect every experiment's episodes into data/results/episodes.jsonl."""
-    from pushbench.aggregate import aggregate
+    from pushbench.aggregate import aggregate, configured_runs
 
-    path = aggregate(sorted(config.params("experiments")))
+    path = aggregate(configured_runs())
     console.print(f"aggregated -> {path.relative_to(config.ROOT)}")
 
 

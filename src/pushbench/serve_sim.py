@@ -151,6 +151,8 @@ def _invalid(body: Any) -> Response | None:
         return _error(400, "tools must be a list of tool objects", "invalid_request_error")
     if not isinstance(body.get("seed", 0), (int, type(None))):
         return _error(400, "seed must be an integer", "invalid_request_error")
+    if body.get("stream"):
+        return _error(400, "serve-sim does not stream; send stream=false", "invalid_request_error")
     return None
 
 

@@ -138,7 +138,8 @@ class ChatPolicy:
         self.name = f"openai/{model}"
         self.context_window = self.options.context_window or window_for(model)
         self.endpoint = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
-        self.api_key = self.options.api_key or os.environ.get("OPENAI_API_KEY") or (LOCAL_KEY if self.endpoint else None)
+        self.api_key = (self.options.api_key or os.environ.get("OPENAI_API_KEY")
+                        or (LOCAL_KEY if self.endpoint else None))
         if not self.api_key:
             raise ValueError("openai/* models need OPENAI_API_KEY (or --base-url for a local server)")
         self.cache = ResponseCache(self.options.cache_dir or default_cache_dir()) if self.options.cache else None

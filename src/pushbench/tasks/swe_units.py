@@ -67,6 +67,11 @@ PAIRS: dict[str, list[tuple[str, str]]] = {
         ("src/flask/ctx.py", "tests/test_appctx.py"),
         ("src/flask/ctx.py", "tests/test_reqctx.py"),
         ("src/flask/wrappers.py", "tests/test_basic.py"),
+        ("src/flask/cli.py", "tests/test_cli.py"),
+        ("src/flask/sessions.py", "tests/test_basic.py"),
+        ("src/flask/blueprints.py", "tests/test_blueprints.py"),
+        ("src/flask/logging.py", "tests/test_logging.py"),
+        ("src/flask/helpers.py", "tests/test_basic.py"),
         ("src/flask/testing.py", "tests/test_testing.py"),
     ],
     "pytest": [
@@ -198,6 +203,7 @@ def mine_repo(repo: str, seed: int, per_module: int, max_rank: int, tries_per_fu
               quota: int) -> list[UnitFault]:
     ws = Workspace(repo)
     units: list[UnitFault] = []
+    used: set[tuple[str, str]] = set()  # one unit per function, across pairs
     try:
         for path, test_file in PAIRS[repo]:
             if len(units) >= quota:
@@ -211,6 +217,8 @@ def mine_repo(repo: str, seed: int, per_module: int, max_rank: int, tries_per_fu
             for func in funcs:
                 if kept >= per_module:
                     break
+                if (path, func.qualname) in used:
+                    continue
                 name = func.qualname.rsplit(".", 1)[-1]
                 selection = relevant_tests(test_text, test_file, name) if _defined_once(text, name) else []
                 selection = _passing_at_baseline(ws, selection)
@@ -225,6 +233,7 @@ def mine_repo(repo: str, seed: int, per_module: int, max_rank: int, tries_per_fu
                         units.append(UnitFault("", repo, path, func.qualname, edit.op, edit.lineno,
                                                edit.old, edit.new, found[0], found[1]))
                         kept += 1
+                        used.add((path, func.qualname))
                         print(f"  {repo}: {path}::{func.qualname} {edit.op} rank {found[1]} -> {found[0]}", flush=True)
                         break
     finally:
