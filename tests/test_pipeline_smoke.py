@@ -29,6 +29,8 @@ def reduce(params: dict) -> dict:
     for spec in params["experiments"].values():
         spec.update(seeds=1, limit=2, models=spec["models"][:1], controllers=spec["controllers"][:2])
     params["notebooks"] = params["notebooks"][:1]
+    if "blackbox" in params:
+        params["blackbox"].update(tasks=2, agents=params["blackbox"]["agents"][:1])
     params["stats"]["n_resamples"] = 200
     return params
 
@@ -57,9 +59,10 @@ def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> N
     first = dvc(copy, "repro")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     params = yaml.safe_load((copy / "params.yaml").read_text())
-    for name in params["experiments"]:
+    for name, spec in params["experiments"].items():
         lines = (copy / "data/runs" / name / "episodes.jsonl").read_text().splitlines()
-        assert len(lines) == 2 * 2  # 2 tasks x 2 controllers x 1 model x 1 seed
+        cells = len(spec["controllers"]) * len(spec["memories"]) * len(spec["models"]) * len(spec["backends"])
+        assert len(lines) == 2 * cells * spec["seeds"], name  # limit 2 tasks
     notebook = params["notebooks"][0]
     assert (copy / "data/notebooks" / f"{notebook}.ipynb").is_file()
     produced = sorted(p.name for p in (copy / "paper_figures" / notebook).iterdir())

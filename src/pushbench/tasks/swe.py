@@ -6,9 +6,10 @@ The agent sees an issue per unit — the failing test and its error message from
 the fix — and works with ``list_units``, ``read_file``, ``search_files``, ``edit``, ``run_tests``,
 ``submit``, ``status``, ``final``. A unit counts when its tests pass at submit.
 
-Building re-checks every unit on a copy carrying all of its repository's faults: its tests fail
-there (that run's output is the issue text) and pass once only its own reference repair is
-applied through the agent-facing ``edit``. Tasks: per repository, the units (shuffled by seed) are
+Building re-checks every catalogue unit on a copy carrying all of its repository's faults: its
+tests fail there (that run's output is the issue text), the reader still finds its repair from
+that output, and they pass once only its own reference repair is applied through the
+agent-facing ``edit`` rule. The first ``units_per_repo`` units that pass are used. Tasks: per repository, the units (shuffled by seed) are
 cut into disjoint backlogs of N in {2, 4, 8}.
 """
 
@@ -25,7 +26,7 @@ from pushbench.tasks import register_family
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe_reader import read_failure
 from pushbench.tasks.swe_runs import CheckRun, Workspace, run_tests
-from pushbench.tasks.swe_units import UnitFault, inject, load_catalogue
+from pushbench.tasks.swe_units import UnitFault, inject, load_catalogue, reader_rank
 from pushbench.verifier import Verifier, load_hidden
 
 TOOLS = ["list_units", "read_file", "search_files", "edit", "run_tests", "submit", "status", "final"]
@@ -49,10 +50,11 @@ class UnitCheck:
     unit: UnitFault
     broken: CheckRun  # all faults present: must fail
     fixed: CheckRun  # only this unit's reference repair applied (via edit): must pass
+    rank: int | None  # where the reader ranks the true repair, given the broken run's output
 
     @property
     def ok(self) -> bool:
-        return not self.broken.passed and self.fixed.passed
+        return not self.broken.passed and self.fixed.passed and self.rank is not None
 
 
 def issue_title(unit: UnitFault, run: CheckRun) -> tuple[str, str]:
@@ -75,12 +77,13 @@ def check_unit(unit: UnitFault, others: list[UnitFault], snapshot_root: Path | N
     try:
         inject(ws, [unit, *others])
         broken = run_tests(ws, list(unit.tests), cache)
+        rank = reader_rank(read_failure(broken.output), ws.read(unit.path), unit.path, unit.function, unit.edit())
         old, new = unit.fix_strings(ws.read(unit.path))
         ws.write(unit.path, edit_text(ws.read(unit.path), old, new))
         fixed = run_tests(ws, list(unit.tests), cache)
     finally:
         ws.close()
-    return UnitCheck(unit, broken, fixed)
+    return UnitCheck(unit, broken, fixed, rank)
 
 
 def check_repo(units: list[UnitFault], snapshot_root: Path | None = None, cache: Any = "default",
@@ -92,11 +95,11 @@ def check_repo(units: list[UnitFault], snapshot_root: Path | None = None, cache:
         return list(pool.map(one, units))
 
 
-def unit_steps(unit: UnitFault, read_lines: int, function_lines: int) -> int:
+def unit_steps(rank: int, read_lines: int, function_lines: int) -> int:
     """Tool calls a perfect reader spends on one unit: run, search, read, (edit, run) per try, submit.
     A wrong try also costs the edit that reverts it."""
     reads = max(1, -(-function_lines // read_lines))
-    return 1 + 1 + reads + 2 * unit.rank + (unit.rank - 1) + 1
+    return 1 + 1 + reads + 2 * rank + (rank - 1) + 1
 
 
 @register_family("swe")
@@ -109,14 +112,14 @@ class SweFamily:
         tasks: list[BuiltTask] = []
         for repo in REPOS:
             units = [u for u in catalogue if u.repo == repo]
-            need = sum(n * params["backlogs"][n] for n in params["targets"])
-            if len(units) < need:
-                raise ValueError(f"swe: {repo} has {len(units)} catalogue units; backlogs need {need}")
-            units = units[: params["units_per_repo"]]
             checks = {c.unit.unit: c for c in check_repo(units, snapshot_root, cache=None)}  # fresh runs
-            bad = [u for u, c in checks.items() if not c.ok]
-            if bad:
-                raise ValueError(f"swe: units {bad} do not fail broken and pass repaired")
+            valid = [u for u in units if checks[u.unit].ok and checks[u.unit].rank <= params["max_rank"]]
+            need = sum(n * params["backlogs"][n] for n in params["targets"])
+            if len(valid) < need:
+                bad = sorted(set(checks) - {u.unit for u in valid})
+                raise ValueError(f"swe: {repo} has {len(valid)} units that fail broken, pass repaired and "
+                                 f"stay findable (not: {bad}); its backlogs need {need}")
+            units = valid[: params["units_per_repo"]]
             order = list(units)
             random.Random(f"{seed}:swe:{repo}").shuffle(order)
             for target in params["targets"]:
@@ -135,7 +138,8 @@ class SweFamily:
             title, kind = issue_title(unit, checks[unit.unit].broken)
             rows.append({"id": unit_id, "kind": kind, "title": title})
             hidden_units[unit_id] = asdict(unit)
-            steps += unit_steps(unit, params["read_lines"], _function_lines(unit, snapshot_root))
+            steps += unit_steps(checks[unit.unit].rank or unit.rank, params["read_lines"],
+                                _function_lines(unit, snapshot_root))
         if steps > params["max_oracle_fraction"] * budget:
             raise ValueError(f"{task_id}: a perfect reader needs {steps} steps, over "
                              f"{params['max_oracle_fraction']:.0%} of the budget {budget}")

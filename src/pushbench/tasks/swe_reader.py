@@ -2,8 +2,8 @@
 
 Inputs are only agent-visible text: a test run's output (``--tb=short``), search results and the
 numbered lines of files it read. From a failure it takes
-- the failing tests and the ``E`` lines (the assertion message or exception),
-- the traceback frames: ``path:line: in function`` and the source line shown under each;
+- the failing tests and the ``E`` lines of the first failure (the assertion message or exception),
+- the traceback frames of all failures: ``path:line: in function`` and the source line under each;
 and from these the *suspects*: functions to look at, in order — frames inside the library (not
 the tests), deepest first, then the names the failing test line calls.
 ``rank_repairs`` orders the single-line repairs of a function (``swe_faults.repair_candidates``)
@@ -72,48 +72,72 @@ def is_test_path(path: str) -> bool:
 
 
 def read_failure(output: str) -> Evidence:
-    """Failing tests, traceback frames and error lines of the *first* failure section."""
+    """Failing tests, the traceback frames of every failure section (in order) and the error
+    lines of the first one."""
     failing, frames, errors = [], [], []
-    in_first, sections = False, 0
+    in_failures, sections = False, 0
     code: list[str] = []
     current: tuple[str, int, str] | None = None
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            frames.append(Frame(*current, tuple(code)))
+        current = None
+
     for line in output.splitlines():
         if m := _FAILED.match(line):
             failing.append(m.group(1))
             continue
         if line.startswith("___") and line.rstrip().endswith("___"):
+            close()
             sections += 1
-            in_first = sections == 1
+            in_failures = True
             continue
         if line.startswith("====="):
-            in_first = False
-        if not in_first:
+            close()
+            in_failures = "FAILURES" in line or "ERRORS" in line
+            continue
+        if not in_failures:
             continue
         if m := _FRAME.match(line):
-            if current:
-                frames.append(Frame(*current, tuple(code)))
+            close()
             current, code = (m.group(1), int(m.group(2)), m.group(3)), []
         elif line.startswith("E   ") or line == "E":
-            errors.append(line[1:].strip())
+            if sections == 1:
+                errors.append(line[1:].strip())
         elif line.startswith("    ") and current:
             code.append(line.strip())
-    if current:
-        frames.append(Frame(*current, tuple(code)))
+    close()
     return Evidence(tuple(failing), tuple(frames), tuple(e for e in errors if e))
 
 
 def suspects(evidence: Evidence) -> list[str]:
     """Function names worth reading, most likely first."""
     names: list[str] = []
-    for frame in reversed(evidence.frames):
+    for frame in reversed(evidence.frames):  # deepest first
         if not is_test_path(frame.path) and frame.function not in names:
             names.append(frame.function)
-    for frame in reversed(evidence.frames):
+    for frame in evidence.frames:  # the first failure's test line first
         if is_test_path(frame.path):
             for line in frame.code:
                 for name in _CALL.findall(line):
                     if name not in names and name not in NOT_SUSPECTS and not name.startswith("test"):
                         names.append(name)
+    return names
+
+
+def test_suspects(lines: dict[int, str], failing_line: int) -> list[str]:
+    """Names called in the test's own lines up to the failing one, nearest first (what a reader
+    of the test body adds when the failing line itself names no library function)."""
+    names: list[str] = []
+    for number in sorted((n for n in lines if n <= failing_line), reverse=True):
+        text = lines[number]
+        if _DEF.match(text):
+            break  # the start of the test function
+        for name in _CALL.findall(text):
+            if name not in names and name not in NOT_SUSPECTS and not name.startswith("test"):
+                names.append(name)
     return names
 
 

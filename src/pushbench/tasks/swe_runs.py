@@ -1,8 +1,10 @@
 """SWE-lite workspaces and test runs: a per-episode copy of a snapshot, and its targeted tests.
 
 A ``Workspace`` is a temporary folder ``<tmp>/repo`` (the copy the agent works in) plus
-``<tmp>/home`` (HOME and TMPDIR of test processes). It records every file it ever wrote, so the
-*state* of the copy is the set of files that differ from the pristine snapshot.
+``<tmp>/home`` (HOME and TMPDIR of test processes). Only the tools change the copy: it records
+every file they wrote, and after each test run it undoes whatever the test process wrote, created
+or removed there (a faulty library can make a test open a data file for writing). So the *state*
+of the copy is exactly the set of tool-written files that differ from the pristine snapshot.
 
 ``run_tests`` runs ``python -m pytest -p no:cacheprovider -q --tb=short -rA <node ids>`` in the
 sandbox (``pushbench.sandbox``): cwd = the copy, ``PYTHONPATH=<copy>/src`` (plus, for flask and
@@ -24,6 +26,7 @@ import re
 import shutil
 import sys
 import tempfile
+import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
@@ -31,7 +34,7 @@ from typing import Iterable
 from pushbench import config
 from pushbench.sandbox import Limits, clean_env, resolve_inside, run_sandboxed
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: test runs can no longer change the copy (restore after each run)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
 TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0)
@@ -58,7 +61,7 @@ class CheckRun:
 
 
 class Workspace:
-    """A private copy of one snapshot; removed by ``close()`` (also on garbage collection)."""
+    """A private copy of one snapshot; removed by ``close()`` (or when collected, or at exit)."""
 
     def __init__(self, repo: str, snapshot_root: Path | None = None):
         self.repo = repo
@@ -75,8 +78,38 @@ class Workspace:
                 shutil.copytree(source, self.root / name, symlinks=True)
             elif source.is_file():
                 shutil.copy2(source, self.root / name)
-        self.written: set[str] = set()
-        self.closed = False
+        self.written: dict[str, str] = {}  # every file the tools wrote, with its current text
+        # removed on close(), on garbage collection or at interpreter exit, whichever comes first
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.base, ignore_errors=True)
+        self._stamps = self._scan()
+
+    def _scan(self) -> dict[str, tuple[int, int]]:
+        """(size, mtime) of every file in the copy: what a test run may not change."""
+        stamps = {}
+        for path in self.root.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                st = path.stat()
+                stamps[path.relative_to(self.root).as_posix()] = (st.st_size, st.st_mtime_ns)
+        return stamps
+
+    def restore(self) -> list[str]:
+        """Undo whatever a test process changed in the copy (files written, created or removed);
+        only the tools change the workspace. Returns the paths it had to restore."""
+        now = self._scan()
+        changed = sorted(p for p in set(now) | set(self._stamps) if now.get(p) != self._stamps.get(p))
+        for rel in changed:
+            target = self.root / rel
+            if rel not in self._stamps:
+                target.unlink(missing_ok=True)
+            elif rel in self.written:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(self.written[rel], encoding="utf-8")
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.pristine / rel, target)
+        if changed:
+            self._stamps = self._scan()
+        return changed
 
     def path(self, relative: str) -> Path:
         return resolve_inside(self.root, relative)
@@ -89,28 +122,27 @@ class Workspace:
         if not target.is_file():
             raise FileNotFoundError(f"{relative} is not a file of the workspace")
         target.write_text(text, encoding="utf-8")
-        self.written.add(relative)
+        rel = target.relative_to(self.root.resolve()).as_posix()
+        self.written[rel] = text
+        st = target.stat()
+        self._stamps[rel] = (st.st_size, st.st_mtime_ns)
 
     def diff_state(self) -> list[tuple[str, str]]:
         """(path, sha256) of every file that now differs from the pristine snapshot."""
         state = []
         for relative in sorted(self.written):
-            current = (self.root / relative).read_bytes()
+            current = self.written[relative].encode("utf-8")
             original = self.pristine / relative
             if not original.is_file() or original.read_bytes() != current:
                 state.append((relative, hashlib.sha256(current).hexdigest()))
         return state
 
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            shutil.rmtree(self.base, ignore_errors=True)
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
 
-    def __del__(self) -> None:  # a backstop: episodes close explicitly when they end
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finalizer
-            pass
+    def close(self) -> None:
+        self._finalizer()
 
 
 def runner_path(repo: str, snapshot_root: Path | None = None) -> list[Path]:
@@ -166,6 +198,7 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
     env = clean_env(ws.home, [ws.root / "src", *runner_path(ws.repo, ws.pristine.parent)],
                     {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     result = run_sandboxed(pytest_argv(nodeids), ws.base, ws.root, env, limits)
+    ws.restore()  # a test that wrote into the copy (e.g. opened a data file for writing) is undone
     output = sanitize(result.output, ws)
     if result.timed_out:
         output += f"\n[the test run was stopped after {limits.wall_seconds:.0f} s]"
