@@ -19,6 +19,8 @@ $(STAMP): requirements.lock pyproject.toml
 install: $(STAMP)
 
 test: install
+	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
+	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (seconds)
 	$(PY) -m pytest -n 2 tests
 
 repro: install
