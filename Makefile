@@ -20,7 +20,7 @@ install: $(STAMP)
 
 test: install
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
-	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (seconds)
+	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about a minute: SWE-lite re-runs its unit tests)
 	$(PY) -m pytest -n 2 tests
 
 repro: install

@@ -3,9 +3,9 @@
 ``test_units_fail_broken_and_pass_repaired`` runs, for real (no cache), each unit's targeted tests
 on a copy carrying every fault of its repository (must fail) and again after only its reference
 repair is applied through the agent-facing edit rule (must pass). By default it checks a
-deterministic sample (two units per repository, about 15 s); ``PUSHBENCH_SWE_EXHAUSTIVE=1`` checks
-all units (about a minute on 2 cores). ``pushbench manifests build --family swe`` (the DVC stage)
-always checks all of them and refuses to build otherwise.
+deterministic sample (two units per repository, about 10 s); ``PUSHBENCH_SWE_EXHAUSTIVE=1`` checks
+all 48 units (about 75 s on 2 cores). ``pushbench manifests build --family swe`` (the DVC stage)
+always checks every catalogue unit and builds from the first 16 per repository that pass.
 """
 
 from __future__ import annotations

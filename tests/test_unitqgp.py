@@ -71,6 +71,20 @@ def test_a_failed_unit_is_not_resubmitted_unchanged_and_recovery_is_recorded(dat
                                              "checker_runs": 2, "recovered": True}
 
 
+def test_a_failure_before_any_attempt_is_not_a_recovery(dataops_env) -> None:
+    """Running the checker first only reproduces the issue; fixing it afterwards is not a recovery."""
+    env, ctl = dataops_env("dataops-n03-b1"), make_controller("unitqgp")
+    obs, _ = run(env, ctl, "run_checker", unit="U01")
+    assert "FAIL" in obs.text
+    fix(env, ctl, "U01")
+    run(env, ctl, "run_checker", unit="U01")
+    obs, _ = run(env, ctl, "submit", unit="U01")
+    assert "accepted" in obs.text and ctl.recoveries == 0
+    metrics = unit_metrics(env.verifier.events, env.task.settings["units"])
+    assert metrics["verifier_recoveries"] == 0 and metrics["checker_runs"] == 2
+    assert metrics["unit_results"]["U01"]["passed"] and not metrics["unit_results"]["U01"]["recovered"]
+
+
 def test_actions_on_passed_units_and_repeats_are_redirected(dataops_env) -> None:
     env, ctl = dataops_env("dataops-n03-b1"), make_controller("unitqgp")
     fix(env, ctl, "U01")

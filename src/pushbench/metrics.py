@@ -56,7 +56,9 @@ def unit_metrics(events: list[dict[str, Any]], units: list[dict[str, Any]]) -> d
     """Work-unit families: per-unit and per-type results, checker runs and verifier recoveries.
 
     ``units`` is the task's ``settings["units"]`` (id and kind). A recovery is a unit that failed
-    (a FAIL from its checker or a rejected submit) and was accepted later. An unchecked submit is a
+    verification after an attempt (a rejected submit, or a checker FAIL once the unit had been
+    answered or edited) and was accepted later. A FAIL before any attempt only reproduces the
+    issue (every SWE-lite unit starts broken), so it is not a recovery. An unchecked submit is a
     submit of a unit answered or edited since its last checker run.
     """
     kinds = {u["id"]: u["kind"] for u in units}
@@ -64,6 +66,7 @@ def unit_metrics(events: list[dict[str, Any]], units: list[dict[str, Any]]) -> d
                for uid, kind in kinds.items()}
     failed: set[str] = set()
     changed: set[str] = set()
+    attempted: set[str] = set()
     unchecked = 0
     for event in events:
         info = event.get("info") or {}
@@ -80,10 +83,11 @@ def unit_metrics(events: list[dict[str, Any]], units: list[dict[str, Any]]) -> d
         elif "checker" in info:
             row["checker_runs"] += 1
             changed.discard(unit)
-            if not info["checker"]:
+            if not info["checker"] and unit in attempted:
                 failed.add(unit)
         elif event["tool"] in ("answer", "edit") and event["ok"]:
             changed.add(unit)
+            attempted.add(unit)
         elif event["tool"] == "submit" and event["ok"] and unit in changed:
             unchecked += 1
             changed.discard(unit)

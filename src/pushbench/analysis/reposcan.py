@@ -32,10 +32,11 @@ def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
 
 
 def paired_deltas(episodes: pd.DataFrame, baseline: str, others: list[str], n_resamples: int, seed: int,
-                  by_target: bool = True) -> pd.DataFrame:
-    """Paired success deltas (other − baseline), matched by task and seed, per model (and N)."""
+                  by_target: bool = True, groups: list[str] | None = None) -> pd.DataFrame:
+    """Paired success deltas (other − baseline), matched by task and seed, per model (and N),
+    or per ``groups`` when given (e.g. model and backend)."""
     rows = []
-    groups = ["model", "target"] if by_target else ["model"]
+    groups = groups or (["model", "target"] if by_target else ["model"])
     for key, group in episodes.groupby(groups, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         for other in others:

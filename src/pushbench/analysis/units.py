@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
+from pushbench.analysis.reposcan import paired_deltas
 from pushbench.figures import CONTROLLER_COLORS, label_models
 
 CONDITION = ["model", "backend", "memory", "controller"]
@@ -33,6 +34,16 @@ def success_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
     table = pd.DataFrame(rows)
     table["condition"] = table.apply(condition_label, axis=1)
     return table
+
+
+def controller_deltas(episodes: pd.DataFrame, controller: str, baselines: list[str], n_resamples: int,
+                      seed: int) -> pd.DataFrame:
+    """Paired success deltas (controller − baseline) per model and backend, plain-transcript runs,
+    matched by task and seed."""
+    plain = episodes[episodes.memory == "full"]
+    parts = [paired_deltas(plain, base, [controller], n_resamples, seed, groups=["model", "backend"])
+             for base in baselines]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def per_unit_type(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,8 @@ changed since the last checker run, last checker result) and acts only through m
   submit) are turned toward the next unit
   (a checker-passed unit is submitted, otherwise the agent is pointed at an attempted or pending unit);
 - gated final (and stopping) while the verified count is below the target;
-- ``recoveries``: units whose checker failed or whose submit was rejected and that passed later.
+- ``recoveries``: units that failed verification after an attempt (a rejected submit, or a checker
+  FAIL once answered or edited) and passed later (``metrics.unit_metrics`` uses the same rule).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class UnitQGPController(Controller):
     def __init__(self, stale_limit: int = 8):
         self.stale_limit = stale_limit
         self.failed: set[str] = set()
+        self.attempted: set[str] = set()
         self.recovered: set[str] = set()
         self.since_work = 0  # executed steps since the last answer, edit, checker run or submit
         self.last_key: tuple[str, str] | None = None
@@ -112,7 +114,7 @@ class UnitQGPController(Controller):
         if unit is not None and "checker" in info:
             if info["checker"]:
                 extra.append(f"[controller] {unit} passed its checker: submit({unit}) now.")
-            else:
+            elif unit in self.attempted:
                 self.failed.add(unit)
         verdict = info.get("verdict")
         if verdict == "rejected":
@@ -126,6 +128,7 @@ class UnitQGPController(Controller):
         worked = unit is not None and call.name in (*WORK_TOOLS, env.checker_tool)
         self.since_work = 0 if worked or accepted else self.since_work + 1
         if obs.ok and call.name in ("answer", "edit") and unit is not None:
+            self.attempted.add(unit)
             extra.append(f"[controller] next: {env.checker_tool}({unit}) before submitting.")
         obs.text = "\n".join([obs.text, *extra, self._progress(env)])
         return obs

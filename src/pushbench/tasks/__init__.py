@@ -35,7 +35,7 @@ def load_tasks(family: str, root: Path | None = None) -> list[TaskSpec]:
 
 from pushbench.tasks import reposcan  # noqa: E402,F401  (registration)
 from pushbench.tasks import dataops  # noqa: E402,F401  (registration)
-# SWE-lite (tasks/swe.py) is unfinished: its unit catalogue is not generated yet, so it is not registered.
+from pushbench.tasks import swe  # noqa: E402,F401  (registration; catalogue: tasks/swe_catalogue.json)
 
 __all__ = ["FAMILIES", "BuiltTask", "TaskSpec", "get_family", "load_tasks", "manifest_path",
            "register_family", "write_manifest"]

@@ -34,13 +34,14 @@ from typing import Iterable
 from pushbench import config
 from pushbench.sandbox import Limits, clean_env, resolve_inside, run_sandboxed
 
-CACHE_VERSION = 2  # 2: test runs can no longer change the copy (restore after each run)
+CACHE_VERSION = 3  # 2: test runs cannot change the copy; 3: random temp names removed from output
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
 TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0)
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - .*)?$")
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+_TEMPNAME = re.compile(r"\btmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp/mkstemp's random names
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
 
 
 def sanitize(output: str, ws: Workspace) -> str:
-    """Remove what differs between runs or machines: paths, timings, addresses."""
+    """Remove what differs between runs or machines: paths, timings, addresses, temp names."""
     text = output
     for path, label in ((ws.root, ""), (ws.home, "<tmp>"), (ws.base, "<tmp>"),
                         (ws.pristine.parent / "pytest" / "src", "<pytest>"),
@@ -217,6 +218,7 @@ def sanitize(output: str, ws: Workspace) -> str:
         for form in {str(path), str(path.resolve())}:
             text = text.replace(form + "/", label + "/" if label else "").replace(form, label or ".")
     text = _TIMING.sub("", text)
+    text = _TEMPNAME.sub("tmpXXXXXXXX", text)
     return _ADDRESS.sub("0x?", text)
 
 
