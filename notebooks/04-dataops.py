@@ -14,7 +14,7 @@ seed = 0
 from pathlib import Path
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.units import per_unit_type, plot_success_bars, success_table
+from pushbench.analysis.units import success_by_target, per_unit_type, plot_success_bars, success_table
 from pushbench.figures import label_models, save_figure, save_table, style
 
 style()
@@ -27,3 +27,11 @@ save_table(per_unit_type(episodes), Path(figures), "dataops_unit_types",
            f"DataOps-lite unit pass rate by unit type ({note}).")
 save_figure(plot_success_bars(table, "QGP-DataOps-lite"), Path(figures), "fig2_dataops_success")
 table[["model", "condition", "success", "success_sd", "unit_success", "verifier_recoveries"]]
+
+# %% [markdown]
+# Success by backlog size N (native backend, plain transcript), with task-bootstrap SDs.
+
+# %%
+by_n = success_by_target(episodes, n_resamples, seed)
+save_table(by_n, Path(figures), "dataops_success_by_n", f"DataOps-lite success by backlog size N ({note}).")
+by_n

@@ -17,7 +17,7 @@ seed = 0
 from pathlib import Path
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.units import controller_deltas, per_unit_type, plot_success_bars, success_table
+from pushbench.analysis.units import success_by_target, controller_deltas, per_unit_type, plot_success_bars, success_table
 from pushbench.figures import label_models, save_figure, save_table, style
 
 style()
@@ -44,3 +44,11 @@ deltas
 units = per_unit_type(episodes)
 save_table(units, Path(figures), "swe_unit_types", f"SWE-lite unit pass rate by issue kind ({note}).")
 units
+
+# %% [markdown]
+# Success by backlog size N (native backend, plain transcript), with task-bootstrap SDs.
+
+# %%
+by_n = success_by_target(episodes, n_resamples, seed)
+save_table(by_n, Path(figures), "swe_success_by_n", f"SWE-lite success by backlog size N ({note}).")
+by_n

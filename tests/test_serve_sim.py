@@ -295,3 +295,25 @@ def test_cli_run_against_serve_sim(servers: dict[str, Server], tmp_path: Path) -
     (row,) = rows(tmp_path / "run" / "episodes.jsonl")
     assert row["model"] == "openai/sim-base" and row["llm_calls"] > 0 and row["input_tokens"] > 0
     assert list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_an_experiment_in_params_runs_on_an_api_model_through_its_chat_switch(
+        servers: dict[str, Server], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`experiments.NAME.chat` (base URL, concurrency, cache...) reaches the chat policy of run_experiment."""
+    from pushbench.runner import run_experiment
+
+    spec = {"family": "reposcan", "controllers": ["stateqgp"], "models": ["openai/sim-base"], "memories": ["full"],
+            "backends": ["native"], "seeds": 1, "targets": [10], "limit": 1,
+            "chat": {"base_url": servers["clean"].url, "concurrency": 2, "request_timeout": 30,
+                     "cache_dir": str(tmp_path / "cache")}}
+    real = config.params
+    monkeypatch.setattr(config, "params", lambda key: spec if key == "experiments.api-grid" else real(key))
+    monkeypatch.setattr(config, "RUNS", tmp_path / "runs")
+    sent = servers["clean"].stats()["requests"]
+    path = run_experiment("api-grid", progress=False)
+    (row,) = rows(path)
+    assert row["model"] == "openai/sim-base" and row["llm_calls"] > 0
+    assert servers["clean"].stats()["requests"] - sent == row["llm_calls"]
+    assert list((tmp_path / "cache").rglob("*.json"))  # the cache option arrived
+    summary = json.loads((tmp_path / "runs" / "api-grid" / "summary.json").read_text())
+    assert summary[0]["model"] == "openai/sim-base"

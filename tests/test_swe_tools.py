@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pushbench.tasks.swe_runs import Workspace
+from pushbench.tasks.swe_runs import Workspace, bytecode_dir, run_tests
 from pushbench.tasks.swe_units import inject
 from pushbench.tools import ToolCall
 from pushbench.tools.swe import SweEnv
@@ -100,10 +100,27 @@ def test_a_test_process_cannot_see_api_keys(make_env, monkeypatch: pytest.Monkey
     seen = json.loads(line.removeprefix("ENVIRONMENT "))
     assert os.environ["OPENAI_API_KEY"] == "sk-parent-secret-4711"
     assert "OPENAI_API_KEY" not in seen and "sk-parent-secret" not in obs.text
-    assert set(seen) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED",
+    assert set(seen) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONPYCACHEPREFIX", "PYTHONHASHSEED",
                          "PYTHONUNBUFFERED", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_CURRENT_TEST",
                          "PYTEST_VERSION"}
     assert seen["HOME"] == "<tmp>"  # HOME is inside the workspace (shown path-free)
+    assert seen["PYTHONPYCACHEPREFIX"] == "<bytecode>"  # bytecode goes outside the copy (shown path-free)
+
+
+def test_bytecode_never_shadows_an_edit_and_leaves_with_the_workspace(tmp_path: Path) -> None:
+    """Same-size edits within one second: each test run must see the source as it is now."""
+    ws = Workspace("toy", write_toy(tmp_path / "snaps"))
+    mirror = bytecode_dir() / ws.base.relative_to(ws.base.anchor)
+    source = ws.read("src/toy/mathx.py")
+    flipped = source.replace("if value < low:", "if value > low:")  # same size, breaks clamp
+    outcomes = []
+    for text in (source, flipped, source, flipped):
+        ws.write("src/toy/mathx.py", text)
+        outcomes.append(run_tests(ws, ["tests/test_mathx.py::test_clamp"], cache=None).passed)
+    assert outcomes == [True, False, True, False]
+    assert mirror.is_dir() and not list(ws.root.rglob("*.pyc"))  # compiled, but not into the copy
+    ws.close()
+    assert not mirror.exists() and not ws.base.exists()
 
 
 def test_the_workspace_is_removed_when_the_episode_ends(make_env) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pushbench.backends.native import step
 from pushbench.controllers import make_controller
 from pushbench.controllers.base import Intercept
 from pushbench.metrics import unit_metrics
 from pushbench.tools import ToolCall
 
+from agentkit import make_env
 from dataops_kit import dataops_data, dataops_env, dataops_tasks, reference_action  # noqa: F401
 
 
@@ -159,3 +162,9 @@ def test_registered_with_the_backend_loop(dataops_env) -> None:
 
     assert "backlog controller" in system_prompt(make_controller("unitqgp"))
     assert callable(step)
+
+
+def test_unitqgp_on_an_item_set_family_is_a_clear_error() -> None:
+    env = make_env("reposcan-requests-fixture-n010")
+    with pytest.raises(TypeError, match="needs a work-unit family"):
+        make_controller("unitqgp").before(ToolCall("status", {}), env)

@@ -21,6 +21,14 @@ CONTROLLER_COLORS = {
 }
 
 
+PROFILE_RANK = {"sim/mini": 0, "sim/base": 1, "sim/pro": 2, "sim/perfect": 3}
+
+
+def model_order(models: list[str]) -> list[str]:
+    """SimLM profiles from weakest to the perfect bound, then any other model by name."""
+    return sorted(set(models), key=lambda m: (PROFILE_RANK.get(m, len(PROFILE_RANK)), m))
+
+
 def style() -> None:
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110, "font.size": 9, "axes.spines.top": False,

@@ -147,6 +147,9 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
     done = read_done(path)
     tasks = {t.task_id: t for t in grid.tasks(manifest_root)}
     todo = [s for s in grid.episodes(manifest_root) if s.episode_id not in done]
+    # one backend after the other: SimLM acts the same on every backend, so the second backend's
+    # episodes find the first one's SWE-lite test runs cached instead of running them concurrently
+    todo.sort(key=lambda s: grid.backends.index(s.backend))
     jobs = [(s, tasks[s.task_id], grid.master_seed, str(out / "traces")) for s in todo]
     with open(path, "a", encoding="utf-8") as sink, _progress(progress) as bar:
         task_bar = bar.add_task("episodes", total=len(jobs), success="-")
@@ -202,7 +205,10 @@ def run_experiment(name: str, workers: int | None = None, progress: bool = True)
     out = config.RUNS / name
     grid = Grid(spec["family"], spec["controllers"], spec["models"], spec["memories"], spec["backends"],
                 int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")))
-    path = run_grid(grid, out, workers or int(config.params("run.workers")), progress)
+    chat = dict(spec.get("chat") or {})  # API models only: ChatOptions fields plus `concurrency`
+    concurrency = int(chat.pop("concurrency", 8))
+    path = run_grid(grid, out, workers or int(config.params("run.workers")), progress,
+                    policy_options=chat, concurrency=concurrency)
     table = summarize(load_episodes(path))
     (out / "summary.json").write_text(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
     return path
@@ -211,4 +217,11 @@ def run_experiment(name: str, workers: int | None = None, progress: bool = True)
 if __name__ == "__main__":
     import sys
 
-    run_experiment(sys.argv[1], progress="--no-progress" not in sys.argv)
+    from pushbench import config
+
+    names = [a for a in sys.argv[1:] if not a.startswith("-")]
+    known = sorted(config.params("experiments"))
+    if len(names) != 1 or names[0] not in known:
+        sys.exit(f"usage: python -m pushbench.runner EXPERIMENT [--no-progress]; experiments in params.yaml: "
+                 f"{', '.join(known)}")
+    run_experiment(names[0], progress="--no-progress" not in sys.argv)

@@ -73,8 +73,13 @@ def resolve_inside(root: Path, relative: str) -> Path:
     return current
 
 
-def clean_env(home: Path, pythonpath: Sequence[Path] = (), extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A child environment built from nothing: only what the project passes on purpose."""
+def clean_env(home: Path, pythonpath: Sequence[Path] = (), extra: Mapping[str, str] | None = None,
+              bytecode_cache: Path | None = None) -> dict[str, str]:
+    """A child environment built from nothing: only what the project passes on purpose.
+
+    Bytecode is never written into the workspace: without ``bytecode_cache`` none is written at
+    all; with it, every ``.pyc`` goes under that folder (``PYTHONPYCACHEPREFIX``), outside the copy.
+    """
     env = {
         "PATH": SYSTEM_PATH,
         "HOME": str(home),
@@ -87,6 +92,9 @@ def clean_env(home: Path, pythonpath: Sequence[Path] = (), extra: Mapping[str, s
     }
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
+    if bytecode_cache is not None:
+        del env["PYTHONDONTWRITEBYTECODE"]
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode_cache)
     env.update(extra or {})
     return env
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from pushbench import stats
 from pushbench.analysis.reposcan import paired_deltas
-from pushbench.figures import CONTROLLER_COLORS, label_models
+from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
 
@@ -46,6 +46,12 @@ def controller_deltas(episodes: pd.DataFrame, controller: str, baselines: list[s
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+def success_by_target(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Success by backlog size N per model and controller (plain-transcript runs, native backend)."""
+    plain = episodes[(episodes.memory == "full") & (episodes.backend == "native")]
+    return stats.target_scaling(plain, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
+
+
 def per_unit_type(episodes: pd.DataFrame) -> pd.DataFrame:
     """Pass rate of units by type, per model and condition (from each episode's unit_results)."""
     records = []
@@ -61,22 +67,24 @@ def per_unit_type(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_success_bars(table: pd.DataFrame, title: str) -> plt.Figure:
-    models = sorted(table.model.unique())
+    """Success per model and condition: colour = controller, hatching = memory baseline (//) or a
+    backend other than native (..)."""
+    models = model_order(list(table.model))
     rank = {c: i for i, c in enumerate(["standard", "gated", "stateqgp", "unitqgp"])}
     ordered = table.assign(_full=table.memory != "full", _rank=table.controller.map(rank).fillna(9))
-    conditions = list(dict.fromkeys(ordered.sort_values(["_full", "memory", "_rank", "backend"]).condition))
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(models) * max(1, len(conditions)) / 3, 3.4))
-    width = 0.8 / max(1, len(conditions))
-    for i, condition in enumerate(conditions):
-        part = table[table.condition == condition].set_index("model").reindex(models)
+    ordered = ordered.sort_values(["_full", "memory", "_rank", "backend"]).drop_duplicates("condition")
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(models) * max(1, len(ordered)) / 3, 3.4))
+    width = 0.8 / max(1, len(ordered))
+    for i, row in enumerate(ordered.itertuples(index=False)):
+        part = table[table.condition == row.condition].set_index("model").reindex(models)
         x = np.arange(len(models)) + i * width
-        color = CONTROLLER_COLORS.get(condition) if condition in CONTROLLER_COLORS else None
-        ax.bar(x, part.success.fillna(0), width, yerr=part.success_sd.fillna(0), capsize=2, label=condition,
-               color=color, hatch="//" if "(" in condition else None)
-    ax.set_xticks(np.arange(len(models)) + width * (len(conditions) - 1) / 2, models)
+        hatch = "//" if row.memory != "full" else (".." if row.backend != "native" else None)
+        ax.bar(x, part.success.fillna(0), width, yerr=part.success_sd.fillna(0), capsize=2, label=row.condition,
+               color=CONTROLLER_COLORS.get(row.controller), hatch=hatch, edgecolor="white", linewidth=0.5)
+    ax.set_xticks(np.arange(len(models)) + width * (len(ordered) - 1) / 2, models)
     ax.set_ylabel("success rate (± task-bootstrap SD)")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(f"{title} — {label_models(models)}", fontsize=9)
     fig.tight_layout()
     return fig

@@ -54,6 +54,9 @@ class UnitQGPController(Controller):
 
     # --- before the action -------------------------------------------------------------------
     def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+        if not hasattr(env, "records"):
+            raise TypeError(f"the unitqgp controller needs a work-unit family (dataops, swe); task "
+                            f"{env.task.task_id!r} is not one (use stateqgp for item-set families)")
         self.notes = []
         decision = self._decide(call, env)
         self.intercepted = isinstance(decision, Intercept)

@@ -6,7 +6,12 @@ from typing import Callable
 
 from pushbench.memory.base import ContextBuilder, Event
 from pushbench.memory.full import FullContext
-from pushbench.memory.memgpt import MemGPTMemory
+
+
+def _memgpt() -> ContextBuilder:
+    from pushbench.memory.memgpt import MemGPTMemory  # only when used: keeps agent processes quick to start
+
+    return MemGPTMemory()
 
 
 def _langgraph_store() -> ContextBuilder:
@@ -15,7 +20,7 @@ def _langgraph_store() -> ContextBuilder:
     return LangGraphStoreMemory()
 
 
-MEMORIES: dict[str, Callable[[], ContextBuilder]] = {"full": FullContext, "memgpt": MemGPTMemory,
+MEMORIES: dict[str, Callable[[], ContextBuilder]] = {"full": FullContext, "memgpt": _memgpt,
                                                      "langgraph-store": _langgraph_store}
 
 

@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils import murmurhash3_32
 
 WORD = re.compile(r"\w+")
 DEFAULT_DIMS = 1024
@@ -39,6 +38,8 @@ class HashingEmbedder:
     def _slot(self, word: str) -> int:
         slot = self._slots.get(word)
         if slot is None:
+            from sklearn.utils import murmurhash3_32  # imported on first use: sklearn takes a second to load
+
             slot = self._slots[word] = murmurhash3_32(word, seed=0, positive=True) % self.dims
         return slot
 

@@ -36,6 +36,7 @@ def load_tasks(family: str, root: Path | None = None) -> list[TaskSpec]:
 from pushbench.tasks import reposcan  # noqa: E402,F401  (registration)
 from pushbench.tasks import dataops  # noqa: E402,F401  (registration)
 from pushbench.tasks import swe  # noqa: E402,F401  (registration; catalogue: tasks/swe_catalogue.json)
+from pushbench.tasks import rows  # noqa: E402,F401  (registration; the worked example family)
 
 __all__ = ["FAMILIES", "BuiltTask", "TaskSpec", "get_family", "load_tasks", "manifest_path",
            "register_family", "write_manifest"]

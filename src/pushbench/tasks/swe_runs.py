@@ -15,6 +15,12 @@ temp paths, object addresses removed) before anyone sees it.
 Runs are cached on disk by (repo, node ids, the exact content of every file that differs from the
 snapshot, Python version): the same tree and command give the same outcome, so a rerun of the
 same state is looked up instead of executed. ``PUSHBENCH_SWE_TEST_CACHE=off`` disables it.
+
+Compiled bytecode goes to one shared folder outside every copy (``bytecode_dir()``, via
+``PYTHONPYCACHEPREFIX``), so the interpreter's own modules and the pinned pytest runner are
+compiled once, not on every run; a workspace's share of it is removed with the workspace. Python
+trusts a ``.pyc`` while the source's mtime (whole seconds) and size match, so every tool write
+gives the file a new, unique mtime: an edit can never be shadowed by bytecode of an earlier edit.
 """
 
 from __future__ import annotations
@@ -34,14 +40,15 @@ from typing import Iterable
 from pushbench import config
 from pushbench.sandbox import Limits, clean_env, resolve_inside, run_sandboxed
 
-CACHE_VERSION = 3  # 2: test runs cannot change the copy; 3: random temp names removed from output
+CACHE_VERSION = 4  # 2: test runs cannot change the copy; 3: random temp names removed from output; 4: 1 GiB limit
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
-TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0)
+TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0, memory_bytes=1024**3)  # a faulty loop dies at 1 GiB
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - .*)?$")
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _TEMPNAME = re.compile(r"\btmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp/mkstemp's random names
+EDIT_EPOCH = 100_000_000  # mtimes of tool-written files count up from here (1973: no sdist file has it)
 
 
 @dataclass(frozen=True)
@@ -80,8 +87,9 @@ class Workspace:
             elif source.is_file():
                 shutil.copy2(source, self.root / name)
         self.written: dict[str, str] = {}  # every file the tools wrote, with its current text
+        self._writes = 0
         # removed on close(), on garbage collection or at interpreter exit, whichever comes first
-        self._finalizer = weakref.finalize(self, shutil.rmtree, self.base, ignore_errors=True)
+        self._finalizer = weakref.finalize(self, _remove, self.base)
         self._stamps = self._scan()
 
     def _scan(self) -> dict[str, tuple[int, int]]:
@@ -104,7 +112,7 @@ class Workspace:
                 target.unlink(missing_ok=True)
             elif rel in self.written:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(self.written[rel], encoding="utf-8")
+                self._put(target, self.written[rel])
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(self.pristine / rel, target)
@@ -122,11 +130,18 @@ class Workspace:
         target = self.path(relative)
         if not target.is_file():
             raise FileNotFoundError(f"{relative} is not a file of the workspace")
-        target.write_text(text, encoding="utf-8")
+        self._put(target, text)
         rel = target.relative_to(self.root.resolve()).as_posix()
         self.written[rel] = text
         st = target.stat()
         self._stamps[rel] = (st.st_size, st.st_mtime_ns)
+
+    def _put(self, target: Path, text: str) -> None:
+        """Write with a new whole-second mtime, unique in this workspace (see the module note)."""
+        target.write_text(text, encoding="utf-8")
+        self._writes += 1
+        stamp = (EDIT_EPOCH + self._writes) * 10**9
+        os.utime(target, ns=(stamp, stamp))
 
     def diff_state(self) -> list[tuple[str, str]]:
         """(path, sha256) of every file that now differs from the pristine snapshot."""
@@ -144,6 +159,16 @@ class Workspace:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _remove(base: Path) -> None:
+    """Delete a workspace and its share of the bytecode folder (mirrored under its absolute path)."""
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(bytecode_dir() / base.relative_to(base.anchor), ignore_errors=True)
+
+
+def bytecode_dir() -> Path:
+    return config.DATA / "tmp" / "swe-bytecode"
 
 
 def runner_path(repo: str, snapshot_root: Path | None = None) -> list[Path]:
@@ -197,7 +222,7 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
         shutil.rmtree(ws.home)
     ws.home.mkdir()
     env = clean_env(ws.home, [ws.root / "src", *runner_path(ws.repo, ws.pristine.parent)],
-                    {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                    {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, bytecode_cache=bytecode_dir())
     result = run_sandboxed(pytest_argv(nodeids), ws.base, ws.root, env, limits)
     ws.restore()  # a test that wrote into the copy (e.g. opened a data file for writing) is undone
     output = sanitize(result.output, ws)
@@ -212,7 +237,7 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
 def sanitize(output: str, ws: Workspace) -> str:
     """Remove what differs between runs or machines: paths, timings, addresses, temp names."""
     text = output
-    for path, label in ((ws.root, ""), (ws.home, "<tmp>"), (ws.base, "<tmp>"),
+    for path, label in ((ws.root, ""), (ws.home, "<tmp>"), (ws.base, "<tmp>"), (bytecode_dir(), "<bytecode>"),
                         (ws.pristine.parent / "pytest" / "src", "<pytest>"),
                         (Path(sys.prefix), "<venv>"), (Path(sys.base_prefix), "<python>")):
         for form in {str(path), str(path.resolve())}:
