@@ -15,7 +15,7 @@ seed = 0
 from pathlib import Path
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.reposcan import main_table
+from pushbench.analysis.reposcan import cost_table, main_table
 from pushbench.figures import label_models, save_table
 
 import pandas as pd
@@ -28,3 +28,13 @@ caption = (f"RepoScan main table ({len(episodes)} episodes; {label_models(list(e
            "success_sd is the task-bootstrap SD.")
 save_table(table, Path(figures), "reposcan_main_table", caption)
 table
+
+# %% [markdown]
+# What the main grid cost in LLM calls and tokens (each call's input counts its whole context).
+
+# %%
+costs = cost_table(load_results(results, experiment))
+save_table(costs, Path(figures), "reposcan_costs",
+           f"RepoScan main grid: LLM calls and tokens per episode and per condition ({label_models(list(costs.model))}).",
+           floatfmt=",.1f")
+costs

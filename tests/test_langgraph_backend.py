@@ -221,3 +221,16 @@ def test_a_killed_process_resumes_from_its_last_committed_checkpoint(tmp_path: P
                         thread_id="killed")
     same((env, run), reference)
     assert policy.calls <= reference[1].llm_calls - (k - 2)  # resumed, not restarted
+
+
+@pytest.mark.parametrize("family", ["dataops", "swe"])
+def test_work_unit_families_give_the_same_episodes_on_both_backends(family: str, tmp_path: Path) -> None:
+    """The full controller grid of a work-unit family, one task: LangGraph rows equal native rows."""
+    base = dict(family=family, controllers=["standard", "gated", "unitqgp"], models=["sim/mini"],
+                memories=["full"], seeds=1, targets=None, limit=1, master_seed=11)
+    native = run_grid(Grid(backends=["native"], **base), tmp_path / "n", progress=False)
+    graph = run_grid(Grid(backends=["langgraph"], **base), tmp_path / "g", progress=False)
+    strip = lambda row: {k: v for k, v in row.items() if k not in ("backend", "episode_id", "wall_seconds")}  # noqa: E731
+    rows = lambda path: [strip(json.loads(line)) for line in path.read_text().splitlines()]  # noqa: E731
+    assert len(rows(native)) == 3 and rows(graph) == rows(native)
+    assert sum(r["steps"] for r in rows(native)) > 10

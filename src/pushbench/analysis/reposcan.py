@@ -27,6 +27,18 @@ def main_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def cost_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """LLM calls and tokens per episode and per condition (what a real model would be billed for)."""
+    rows = []
+    for key, group in episodes.groupby(CONDITION, sort=True):
+        rows.append({**dict(zip(CONDITION, key)), "calls_per_episode": group.llm_calls.mean(),
+                     "input_tokens_per_episode": group.input_tokens.mean(),
+                     "output_tokens_per_episode": group.output_tokens.mean(), "calls": int(group.llm_calls.sum()),
+                     "input_tokens_millions": group.input_tokens.sum() / 1e6,
+                     "output_tokens_millions": group.output_tokens.sum() / 1e6, "episodes": len(group)})
+    return pd.DataFrame(rows)
+
+
 def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
     return stats.target_scaling(episodes, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
 

@@ -71,15 +71,17 @@ def plot_success_bars(table: pd.DataFrame, title: str) -> plt.Figure:
     backend other than native (..)."""
     models = model_order(list(table.model))
     rank = {c: i for i, c in enumerate(["standard", "gated", "stateqgp", "unitqgp"])}
-    ordered = table.assign(_full=table.memory != "full", _rank=table.controller.map(rank).fillna(9))
-    ordered = ordered.sort_values(["_full", "memory", "_rank", "backend"]).drop_duplicates("condition")
+    ordered = table.assign(_full=table.memory != "full", _rank=table.controller.map(rank).fillna(9),
+                           _other_backend=table.backend != "native")
+    ordered = ordered.sort_values(["_full", "memory", "_rank", "_other_backend", "backend"]).drop_duplicates("condition")
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(models) * max(1, len(ordered)) / 3, 3.4))
     width = 0.8 / max(1, len(ordered))
     for i, row in enumerate(ordered.itertuples(index=False)):
         part = table[table.condition == row.condition].set_index("model").reindex(models)
         x = np.arange(len(models)) + i * width
         hatch = "//" if row.memory != "full" else (".." if row.backend != "native" else None)
-        ax.bar(x, part.success.fillna(0), width, yerr=part.success_sd.fillna(0), capsize=2, label=row.condition,
+        run = part.success.notna().to_numpy()  # a condition not run for a model gets no bar
+        ax.bar(x[run], part.success[run], width, yerr=part.success_sd[run], capsize=2, label=row.condition,
                color=CONTROLLER_COLORS.get(row.controller), hatch=hatch, edgecolor="white", linewidth=0.5)
     ax.set_xticks(np.arange(len(models)) + width * (len(ordered) - 1) / 2, models)
     ax.set_ylabel("success rate (± task-bootstrap SD)")
