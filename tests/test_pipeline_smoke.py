@@ -72,3 +72,9 @@ def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> N
     second = dvc(copy, "repro")
     assert second.returncode == 0
     assert "Data and pipelines are up to date" in second.stdout, second.stdout[-2000:]
+    # forced reruns write the same bytes (no wall times in traces, no random notebook cell ids)
+    lock = (copy / "dvc.lock").read_text()
+    experiment = next(iter(params["experiments"]))
+    forced = dvc(copy, "repro", "-f", "-s", f"runs@{experiment}", f"notebooks@{notebook}")
+    assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
+    assert (copy / "dvc.lock").read_text() == lock

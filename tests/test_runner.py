@@ -123,6 +123,13 @@ def test_traces_are_gzip_json_with_messages_and_events(small_run: Path) -> None:
         assert {k: row[k] for k in metrics} == metrics
 
 
+def test_wall_time_can_be_kept_out_of_traces(requests_manifests: Path, tmp_path: Path) -> None:
+    run_grid(small_grid(limit=1), tmp_path, workers=1, progress=False, manifest_root=requests_manifests,
+             wall_time=False)
+    for path in (tmp_path / "traces").iterdir():
+        assert "wall_seconds" not in json.loads(gzip.decompress(path.read_bytes()))
+
+
 def test_two_runs_are_byte_identical(small_run: Path, requests_manifests: Path, tmp_path: Path) -> None:
     # (two worker processes against one: covered by the CLI test below, which forks outside pytest)
     run_grid(small_grid(), tmp_path, workers=1, progress=False, manifest_root=requests_manifests)

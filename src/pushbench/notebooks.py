@@ -48,7 +48,8 @@ def scrub(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
     notebook.metadata.pop("papermill", None)
     notebook.metadata.get("language_info", {}).pop("version", None)
-    for cell in notebook.cells:
+    for i, cell in enumerate(notebook.cells):
+        cell["id"] = f"cell-{i:02d}"  # jupytext and papermill draw random cell ids
         for key in VOLATILE_CELL_KEYS:
             cell.metadata.pop(key, None)
     nbformat.write(notebook, path)

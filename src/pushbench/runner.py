@@ -75,8 +75,8 @@ class Grid:
 
 
 def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None = None,
-                policy_options: dict[str, Any] | None = None) -> dict[str, Any]:
-    started = time.perf_counter()
+                policy_options: dict[str, Any] | None = None, wall_time: bool = True) -> dict[str, Any]:
+    started = time.perf_counter() if wall_time else None
     env = get_family(spec.family).environment(task)
     policy = make_policy(spec.model, **(policy_options or {}))
     run = BACKENDS[spec.backend](env, policy, make_controller(spec.controller), make_memory(spec.memory),
@@ -93,8 +93,9 @@ def backend_options(spec: EpisodeSpec, trace_dir: Path | None) -> dict[str, Any]
             "remove_when_done": True}
 
 
-def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: Any, started: float,
+def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: Any, started: float | None,
                 trace_dir: Path | None) -> dict[str, Any]:
+    """The episode's row; its trace too (with the wall time since ``started``, unless None)."""
     row = {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
            **episode_metrics(env.verifier.events, task.target, task.budget),
            "llm_calls": run.llm_calls, "input_tokens": run.input_tokens, "output_tokens": run.output_tokens}
@@ -103,7 +104,8 @@ def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: A
     if trace_dir is not None:
         write_trace(trace_dir, spec, {"episode_id": spec.episode_id, "objective": task.objective,
                                       "messages": run.transcript, "events": env.verifier.events,
-                                      "wall_seconds": round(time.perf_counter() - started, 4),
+                                      **({"wall_seconds": round(time.perf_counter() - started, 4)}
+                                         if started is not None else {}),
                                       **({"api": policy.stats.as_dict()} if hasattr(policy, "stats") else {})})
     return row
 
@@ -132,16 +134,18 @@ def read_done(path: Path) -> set[str]:
     return {json.loads(line)["episode_id"] for line in data.decode().splitlines() if line.strip()}
 
 
-def _worker(job: tuple[EpisodeSpec, TaskSpec, int, str]) -> dict[str, Any]:
-    spec, task, master, trace_dir = job
-    return run_episode(spec, task, master, Path(trace_dir))
+def _worker(job: tuple[EpisodeSpec, TaskSpec, int, str, bool]) -> dict[str, Any]:
+    spec, task, master, trace_dir, wall_time = job
+    return run_episode(spec, task, master, Path(trace_dir), wall_time=wall_time)
 
 
 def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
              manifest_root: Path | None = None, policy_options: dict[str, Any] | None = None,
-             concurrency: int = 8) -> Path:
+             concurrency: int = 8, wall_time: bool = True) -> Path:
     """SimLM episodes run in ``workers`` processes; API models (``openai/*``) run as async tasks,
-    at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``)."""
+    at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``).
+    ``wall_time=False`` keeps wall-clock seconds out of the traces (the DVC stages: same bytes on
+    every machine)."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "episodes.jsonl"
     done = read_done(path)
@@ -150,7 +154,7 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
     # one backend after the other: SimLM acts the same on every backend, so the second backend's
     # episodes find the first one's SWE-lite test runs cached instead of running them concurrently
     todo.sort(key=lambda s: grid.backends.index(s.backend))
-    jobs = [(s, tasks[s.task_id], grid.master_seed, str(out / "traces")) for s in todo]
+    jobs = [(s, tasks[s.task_id], grid.master_seed, str(out / "traces"), wall_time) for s in todo]
     with open(path, "a", encoding="utf-8") as sink, _progress(progress) as bar:
         task_bar = bar.add_task("episodes", total=len(jobs), success="-")
         successes = 0
@@ -208,7 +212,7 @@ def run_experiment(name: str, workers: int | None = None, progress: bool = True)
     chat = dict(spec.get("chat") or {})  # API models only: ChatOptions fields plus `concurrency`
     concurrency = int(chat.pop("concurrency", 8))
     path = run_grid(grid, out, workers or int(config.params("run.workers")), progress,
-                    policy_options=chat, concurrency=concurrency)
+                    policy_options=chat, concurrency=concurrency, wall_time=False)
     table = summarize(load_episodes(path))
     (out / "summary.json").write_text(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
     return path

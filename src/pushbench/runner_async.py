@@ -27,8 +27,8 @@ from pushbench.tasks.base import TaskSpec
 
 
 async def arun_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None,
-                       policy_options: dict[str, Any]) -> dict[str, Any]:
-    started = time.perf_counter()
+                       policy_options: dict[str, Any], wall_time: bool = True) -> dict[str, Any]:
+    started = time.perf_counter() if wall_time else None
     env = get_family(spec.family).environment(task)
     policy = make_policy(spec.model, **policy_options)
     controller, memory, seed = make_controller(spec.controller), make_memory(spec.memory), spec.policy_seed(master_seed)
@@ -54,9 +54,10 @@ async def run_jobs(jobs: list[tuple], concurrency: int, policy_options: dict[str
     gate = asyncio.Semaphore(limit)
 
     async def one(job: tuple) -> None:
-        spec, task, master, trace_dir = job
+        spec, task, master, trace_dir, wall_time = job
         async with gate:
-            emit(await arun_episode(spec, task, master, Path(trace_dir) if trace_dir else None, policy_options))
+            emit(await arun_episode(spec, task, master, Path(trace_dir) if trace_dir else None, policy_options,
+                                    wall_time))
 
     tasks = [asyncio.create_task(one(job)) for job in jobs]
     try:
