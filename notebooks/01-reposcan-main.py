@@ -20,9 +20,9 @@ from pushbench.figures import label_models, save_table
 
 import pandas as pd
 
-episodes = load_results(results, experiment)
+controllers = load_results(results, experiment)
 memory = load_results(results, memory_experiment)
-episodes = pd.concat([episodes, memory[memory.memory != "full"]], ignore_index=True)
+episodes = pd.concat([controllers, memory[memory.memory != "full"]], ignore_index=True)
 table = main_table(episodes, n_resamples, seed)
 caption = (f"RepoScan main table ({len(episodes)} episodes; {label_models(list(episodes.model.unique()))}). "
            "success_sd is the task-bootstrap SD.")
@@ -33,7 +33,7 @@ table
 # What the main grid cost in LLM calls and tokens (each call's input counts its whole context).
 
 # %%
-costs = cost_table(load_results(results, experiment))
+costs = cost_table(controllers)
 save_table(costs, Path(figures), "reposcan_costs",
            f"RepoScan main grid: LLM calls and tokens per episode and per condition ({label_models(list(costs.model))}).",
            floatfmt=",.1f")
