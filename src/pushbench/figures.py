@@ -51,6 +51,10 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
 
 
 def save_table(table: pd.DataFrame, out_dir: Path, name: str, caption: str, floatfmt: str = ".3f") -> list[Path]:
+    """CSV + Markdown; rows with a ``model`` column go weakest profile first (order otherwise kept)."""
+    if "model" in table.columns:
+        rank = {m: i for i, m in enumerate(model_order(list(table.model)))}
+        table = table.sort_values("model", key=lambda col: col.map(rank), kind="stable")
     out_dir.mkdir(parents=True, exist_ok=True)
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
     table.to_csv(csv, index=False, float_format="%.4f", lineterminator="\n")

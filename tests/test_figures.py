@@ -1,0 +1,38 @@
+"""Figure and table output: profile order, reproducible bytes, the SimLM label."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from pushbench.figures import SIM_NOTE, label_models, model_order, save_figure, save_table, style
+
+
+def test_models_go_weakest_profile_first_then_others_by_name() -> None:
+    assert model_order(["sim/pro", "openai/x", "sim/perfect", "sim/mini", "sim/base", "sim/mini"]) == [
+        "sim/mini", "sim/base", "sim/pro", "sim/perfect", "openai/x"]
+
+
+def test_tables_are_sorted_by_profile_and_keep_the_inner_order(tmp_path: Path) -> None:
+    table = pd.DataFrame({"model": ["sim/base", "sim/base", "sim/mini", "sim/pro"],
+                          "controller": ["gated", "standard", "gated", "gated"], "success": [0.5, 0.25, 0.125, 1.0]})
+    csv, md = save_table(table, tmp_path, "t", "caption")
+    assert csv.read_text().splitlines() == ["model,controller,success", "sim/mini,gated,0.1250",
+                                            "sim/base,gated,0.5000", "sim/base,standard,0.2500",
+                                            "sim/pro,gated,1.0000"]
+    assert md.read_text().startswith("caption\n\n| model")
+
+
+def test_figures_are_the_same_bytes_twice_and_say_simlm(tmp_path: Path) -> None:
+    style()
+    outputs = []
+    for folder in ("a", "b"):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1])
+        ax.set_title(label_models(["sim/base"]))
+        outputs.append([p.read_bytes() for p in save_figure(fig, tmp_path / folder, "f")])
+    assert outputs[0] == outputs[1]
+    assert label_models(["sim/base", "sim/mini"]) == SIM_NOTE
+    assert "openai/x" in label_models(["openai/x", "sim/base"])
