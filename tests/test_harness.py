@@ -218,3 +218,34 @@ def test_grid_uses_nine_tasks_per_target() -> None:
     assert {t.task_id for t in chosen} == {t.task_id for t in load_tasks("reposcan") if t.target in (50, 100)}
     with pytest.raises(ValueError):
         grid_tasks([50, 100], 17)
+
+
+def test_the_blackbox_stage_resumes_in_a_work_folder_named_by_code_and_params(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A killed stage finds its finished rows again; other code or params get a fresh folder."""
+    from pushbench import config
+    from pushbench.harness import pipeline
+
+    spec = dict(config.params("blackbox"), tasks=2, agents=["standin-sim-base"], prompts=["default"])
+    real = config.params
+    monkeypatch.setattr(config, "params", lambda key: spec if key == "blackbox" else real(key))
+    monkeypatch.setattr(config, "DATA", tmp_path / "data")  # the work folder goes under DATA/tmp
+    monkeypatch.setattr(pipeline, "preflight", lambda plan: None)  # hidden answers stay where they are
+    first = pipeline.fingerprint(spec)
+    assert pipeline.fingerprint(dict(spec)) == first and pipeline.fingerprint({**spec, "seeds": 2}) != first
+    stale = tmp_path / "data" / "tmp" / "blackbox-0000000000000000"
+    stale.mkdir(parents=True)
+    seen: list[Path] = []
+
+    def fake_run_plans(plans, work: Path, workers: int) -> Path:
+        seen.append(work)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "episodes.jsonl").write_text("".join(json.dumps({"episode_id": p.spec.episode_id}) + "\n"
+                                                     for p in plans))
+        return work / "episodes.jsonl"
+
+    monkeypatch.setattr(pipeline, "run_plans", fake_run_plans)
+    rows = pipeline.run_configured(tmp_path / "out")
+    assert seen == [tmp_path / "data" / "tmp" / f"blackbox-{first}"]
+    assert len(rows.read_text().splitlines()) == spec["tasks"]  # one agent, one prompt, one seed
+    assert not stale.exists() and not seen[0].exists()  # stale folders go; the finished one too
