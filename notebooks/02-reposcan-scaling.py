@@ -14,7 +14,8 @@ seed = 0
 from pathlib import Path
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.reposcan import paired_deltas, plot_scaling, scaling_table
+from pushbench.analysis.deltas import paired_deltas
+from pushbench.analysis.reposcan import plot_scaling, scaling_table
 from pushbench.figures import label_models, save_figure, save_table, style
 
 style()

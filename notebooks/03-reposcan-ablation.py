@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.reposcan import main_table, paired_deltas, plot_ablation
+from pushbench.analysis.deltas import paired_deltas
+from pushbench.analysis.reposcan import main_table, plot_ablation
 from pushbench.figures import label_models, save_figure, save_table, style
 
 style()

@@ -43,23 +43,6 @@ def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
     return stats.target_scaling(episodes, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
 
 
-def paired_deltas(episodes: pd.DataFrame, baseline: str, others: list[str], n_resamples: int, seed: int,
-                  by_target: bool = True, groups: list[str] | None = None) -> pd.DataFrame:
-    """Paired success deltas (other − baseline), matched by task and seed, per model (and N),
-    or per ``groups`` when given (e.g. model and backend)."""
-    rows = []
-    groups = groups or (["model", "target"] if by_target else ["model"])
-    for key, group in episodes.groupby(groups, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        for other in others:
-            if other not in set(group.controller) or baseline not in set(group.controller):
-                continue
-            d = stats.paired_bootstrap_delta(group, "controller", baseline, other, n_resamples=n_resamples, seed=seed)
-            rows.append({**dict(zip(groups, key)), "comparison": f"{other} − {baseline}", "delta": d.delta,
-                         "ci_low": d.ci_low, "ci_high": d.ci_high, "pairs": d.n_pairs})
-    return pd.DataFrame(rows)
-
-
 def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[str]) -> plt.Figure:
     models = sorted(scaling.model.unique())
     fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 5.2), sharex=True, squeeze=False)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
-from pushbench.analysis.reposcan import paired_deltas
+from pushbench.analysis.deltas import paired_deltas
 from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
