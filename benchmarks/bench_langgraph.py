@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pushbench.backends import run_native
+from pushbench.backends.native import run_native
 from pushbench.backends.langgraph import run_langgraph
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory

@@ -21,10 +21,10 @@ from pushbench import config
 from pushbench.memory import make_memory
 from pushbench.memory.base import Event
 from pushbench.policies.base import text_message, tool_call_message
-from pushbench.search import search_for
+from pushbench.tasks.reposcan.search import search_for
 from pushbench.tokens import encoding
 from pushbench.tools.base import ToolCall
-from pushbench.tools.reposcan import render_page
+from pushbench.tasks.reposcan.env import render_page
 
 WINDOW = 64_000  # sim/base's window
 QUERIES = ["test httpbin", "test get", "test session", "test redirect", "test json", "test auth",

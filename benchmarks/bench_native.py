@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 
-from pushbench.backends import run_native
+from pushbench.backends.native import run_native
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
 from pushbench.policies.sim import SimLM

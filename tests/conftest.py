@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 from filelock import FileLock
 
-from pushbench import config
-from pushbench.codeindex import CodeUnit, load_units
-from pushbench.search import CodeSearch
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared test helpers (tests/helpers/)
+
+from pushbench import config  # noqa: E402
+from pushbench.tasks.reposcan.codeindex import CodeUnit, load_units
+from pushbench.tasks.reposcan.search import CodeSearch
 from pushbench.tasks.base import TaskSpec
 from pushbench.verifier import Verifier
 
@@ -45,7 +48,7 @@ def fixture_search(fixture_units: tuple[CodeUnit, ...]) -> CodeSearch:
 @pytest.fixture
 def make_fixture_env(fixture_search: CodeSearch) -> Callable[..., Any]:
     """RepoScanEnv on the fixture repo whose verifier accepts the `fixture`-predicate valid set."""
-    from pushbench.tools.reposcan import RepoScanEnv
+    from pushbench.tasks.reposcan.env import RepoScanEnv
 
     def make(predicate: str = "fixture", **kwargs: Any):
         spec = make_spec(predicate=predicate, **kwargs)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pushbench.codeindex import load_units, tokenize
-from pushbench.search import CodeSearch, search_for
+from pushbench.tasks.reposcan.codeindex import load_units, tokenize
+from pushbench.tasks.reposcan.search import CodeSearch, search_for
 from pushbench.tools import ToolCall
-from pushbench.tools.reposcan import RepoScanEnv
+from pushbench.tasks.reposcan.env import RepoScanEnv
 from pushbench.verifier import Verifier
 
 from handmade import FIXTURE_FILES, REPOS, make_spec, write_tree

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from pushbench import config
-from pushbench.codeindex import load_units
-from pushbench.tasks.reposcan import Goal, holds, parse_objective
+from pushbench.tasks.reposcan.codeindex import load_units
+from pushbench.tasks.reposcan.family import holds
+from pushbench.tasks.reposcan.reader import Goal, parse_objective
 
 BUDGETS = {10: 30, 25: 60, 50: 100, 100: 180}
 

@@ -17,7 +17,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from pushbench.mcp_server import META_DONE, ServerPaths, build_server
-from pushbench.metrics import episode_metrics
+from pushbench.scoring.items import tool_calls
+from pushbench.scoring.metrics import common_metrics
 from pushbench.tasks import get_family
 from pushbench.tools import ToolCall
 
@@ -100,7 +101,7 @@ def test_stdio_server_lists_tools_logs_calls_and_survives_hostile_input(data, tm
     assert [e["ok"] for e in calls[:14]] == [True] + [False] * 12 + [True]
     assert calls[5]["args"] == {"ids": "tests/test_api.py::test_get"}  # logged as sent
     assert events[-1]["kind"] == "end" and events[-1]["reason"] == "budget"
-    metrics = episode_metrics(events, 3, 20)
+    metrics = {**common_metrics(events, 3, 20), "status_calls": tool_calls(events, "status")}
     assert metrics["invalid_actions"] == 12 and metrics["steps"] == 20 and metrics["valid_count"] == 2
     assert metrics["status_calls"] == 6 and metrics["termination"] == "budget" and not metrics["success"]
     assert json.loads((log / "task.json").read_text()) == {
@@ -134,7 +135,7 @@ def test_http_server_on_loopback_serves_a_whole_episode(data, tmp_path: Path) ->
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
-    metrics = episode_metrics(_events(log), 3, 20)
+    metrics = common_metrics(_events(log), 3, 20)
     assert metrics["success"] and metrics["valid_count"] == 4 and metrics["termination"] == "final"
     assert metrics["duplicate_submissions"] == 1 and metrics["reported_count_error"] == 0
 

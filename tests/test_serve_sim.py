@@ -31,10 +31,11 @@ from pushbench.backends.native import run_native
 from pushbench.cli import app
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
-from pushbench.metrics import episode_metrics
+from pushbench.scoring import score_events
 from pushbench.policies import make_policy
 from pushbench.policies.sim import SimLM
 from pushbench.runner import Grid, run_grid, trace_name
+from pushbench.scoring import score_run
 from pushbench.serve_sim import MAX_FAULTS_PER_REQUEST, ServeConfig, SimServer, create_app
 
 SERVERS = {
@@ -222,7 +223,9 @@ def test_transport_faults_change_nothing_but_the_retries(servers: dict[str, Serv
     before = servers["faults"].stats()
     faulty = run_grid(grid(), tmp_path / "faulty", progress=False, manifest_root=manifests, concurrency=6,
                       policy_options={"base_url": servers["faults"].url, **CLIENT})
-    assert faulty.read_bytes() == clean.read_bytes()  # every episode, same outcome, same counts
+    assert faulty.read_bytes() == clean.read_bytes()  # every episode, same LLM calls and tokens
+    scored = [score_run(path.parent, manifests).read_bytes() for path in (clean, faulty)]
+    assert scored[0] == scored[1]  # and the same outcome and metrics
     stats = servers["faults"].stats()
     for kind in ("rate_limit", "server_error", "timeout"):
         assert stats.get(f"fault_{kind}", 0) > before.get(f"fault_{kind}", 0), stats
@@ -242,7 +245,7 @@ def test_malformed_json_becomes_invalid_actions(servers: dict[str, Server], cont
     env, run, policy = episode("openai/sim-base", "reposcan-requests-fixture-n025", controller,
                                base_url=servers["malformed"].url, **CLIENT)
     broken = servers["malformed"].stats().get("malformed", 0) - before
-    m = episode_metrics(env.verifier.events, env.task.target, env.task.budget)
+    m = score_events(env.verifier.events, env.task)
     assert env.done and m["termination"] in {"final", "give_up", "budget"}
     assert broken > 0 and m["invalid_actions"] == broken
     errors = [e for e in env.verifier.events if e["kind"] == "call" and not e["ok"]]
@@ -282,6 +285,7 @@ def test_langgraph_backend_with_an_api_model(servers: dict[str, Server], tmp_pat
     graph = run_grid(grid(backends=["langgraph"], **kw), tmp_path / "g", progress=False, manifest_root=manifests,
                      policy_options=options)
     strip = lambda r: {k: v for k, v in r.items() if k not in ("backend", "episode_id")}  # noqa: E731
+    native, graph = (score_run(path.parent, manifests) for path in (native, graph))
     assert [strip(r) for r in rows(graph)] == [strip(r) for r in rows(native)]
     assert not list((tmp_path / "g" / "checkpoints").glob("*.sqlite"))  # finished: nothing left to resume
 
@@ -315,5 +319,6 @@ def test_an_experiment_in_params_runs_on_an_api_model_through_its_chat_switch(
     assert row["model"] == "openai/sim-base" and row["llm_calls"] > 0
     assert servers["clean"].stats()["requests"] - sent == row["llm_calls"]
     assert list((tmp_path / "cache").rglob("*.json"))  # the cache option arrived
+    score_run(path.parent)
     summary = json.loads((tmp_path / "runs" / "api-grid" / "summary.json").read_text())
     assert summary[0]["model"] == "openai/sim-base"

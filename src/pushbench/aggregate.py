@@ -1,4 +1,4 @@
-"""Collect every experiment's episodes into one table (``data/results/episodes.jsonl``)."""
+"""Collect every experiment's scored episodes into one table (``data/results/episodes.jsonl``)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,18 @@ from pathlib import Path
 
 from pushbench import config
 
+BLACKBOX = "blackbox"  # the black-box agents' run folder (harness.pipeline)
+
 
 def aggregate(experiments: list[str], runs: Path | None = None, out: Path | None = None) -> Path:
     runs, out = runs or config.RUNS, out or config.RESULTS
     lines: list[str] = []
     for name in sorted(experiments):
-        path = runs / name / "episodes.jsonl"
+        # experiments are scored from their traces (scored.jsonl); the black-box harness writes
+        # scored rows itself (episodes.jsonl)
+        path = runs / name / ("episodes.jsonl" if name == BLACKBOX else "scored.jsonl")
         if not path.is_file():
-            raise FileNotFoundError(f"experiment {name!r} has no episodes at {path}; run `dvc repro` first")
+            raise FileNotFoundError(f"run {name!r} has no scored episodes at {path}; run `dvc repro` first")
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 lines.append(json.dumps({**json.loads(line), "experiment": name}, sort_keys=True))
@@ -35,7 +39,7 @@ def load_results(results: Path | str, experiment: str | None = None):
 def configured_runs() -> list[str]:
     """Every run folder the pipeline makes: the experiments, and the black-box grid if configured."""
     names = sorted(config.params("experiments"))
-    return names + (["blackbox"] if "blackbox" in config.params() else [])
+    return names + ([BLACKBOX] if "blackbox" in config.params() else [])
 
 
 if __name__ == "__main__":

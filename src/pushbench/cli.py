@@ -100,15 +100,28 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
         cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses).")) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
-    from pushbench.metrics import load_episodes, summarize
     from pushbench.runner import Grid, run_grid
+    from pushbench.scoring import load_episodes, score_run, summarize
 
     if request_timeout <= 0 or concurrency < 1:
         raise typer.BadParameter("--request-timeout must be > 0 and --concurrency >= 1")
     grid = Grid(family, _split(controller), _split(model), _split(memory), _split(backend), seeds,
                 [int(t) for t in _split(target)] if target else None, limit, int(config.params("seed")))
     options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir}
-    path = run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
+    run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
+    _print_table(summarize(load_episodes(score_run(out))))
+
+
+@app.command("score")
+def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.jsonl and traces/)."),
+              manifests: Optional[Path] = typer.Option(None, help="Manifest folder (default data/manifests).")) -> None:
+    """(Re-)score a run from its traces: writes scored.jsonl and summary.json beside them."""
+    from pushbench.scoring import ScoringError, load_episodes, score_run, summarize
+
+    try:
+        path = score_run(run_dir, manifests)
+    except (ScoringError, FileNotFoundError) as err:
+        raise typer.BadParameter(str(err)) from None
     _print_table(summarize(load_episodes(path)))
 
 
@@ -137,10 +150,11 @@ def serve_sim(host: str = typer.Option("127.0.0.1", help="Address to listen on."
 def experiment(name: str = typer.Argument(..., help="A key under `experiments` in params.yaml."),
                workers: Optional[int] = typer.Option(None, help="Default: params run.workers."),
                progress: bool = typer.Option(True)) -> None:
-    """Run one experiment of params.yaml and write its summary metrics (a DVC stage)."""
+    """Run one experiment of params.yaml and score it (the runs@NAME and score@NAME DVC stages)."""
     from pushbench.runner import run_experiment
+    from pushbench.scoring import score_run
 
-    path = run_experiment(name, workers, progress)
+    path = score_run(run_experiment(name, workers, progress).parent)
     console.print(f"{name}: -> {os.path.relpath(path, config.ROOT)}")
 
 
@@ -166,7 +180,7 @@ def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes
                   as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
                   by: Optional[str] = typer.Option(None, help="Comma-separated grouping columns.")) -> None:
     """Per condition: success, valid count, duplicate rate, valid/step, failure rates."""
-    from pushbench.metrics import load_episodes, summarize
+    from pushbench.scoring import load_episodes, summarize
 
     table = summarize(load_episodes(out), _split(by) if by else None)
     if as_json:

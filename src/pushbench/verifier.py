@@ -3,7 +3,7 @@
 It owns a task's hidden answers, judges submissions (accepted / rejected / duplicate), counts
 distinct accepted items, and keeps an append-only event log: one ``call`` record per tool call,
 one ``verdict`` record per judged item, one ``end`` record. Metrics are computed from this log
-alone (``pushbench.metrics``), never from what the agent claims.
+alone (``pushbench.scoring``), never from what the agent claims.
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from agentkit import ScriptedPolicy, call_msg, make_env, raw_call, task
-from pushbench.backends import BACKENDS
+from pushbench.backends import get_backend
 from pushbench.backends.native import SYSTEM_PROMPT, decode, run_native
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
-from pushbench.metrics import episode_metrics
+from pushbench.scoring import score_events
 from pushbench.policies import make_policy
 from pushbench.policies.base import text_message
 from pushbench.tools.base import ToolCall
@@ -24,7 +24,7 @@ FEASIBLE = ["reposcan-requests-fixture-n010", "reposcan-requests-calls-n025",
 def episode(task_id: str, policy: Any, controller: str = "standard", seed: int = 0):
     env = make_env(task_id)
     run = run_native(env, policy, make_controller(controller), make_memory("full"), seed)
-    return env, run, episode_metrics(env.verifier.events, env.task.target, env.task.budget)
+    return env, run, score_events(env.verifier.events, env.task)
 
 
 def check_transcript(run) -> None:
@@ -41,7 +41,7 @@ def check_transcript(run) -> None:
 
 
 def test_registry() -> None:
-    assert BACKENDS["native"] is run_native
+    assert get_backend("native") is run_native
 
 
 @pytest.mark.parametrize("controller", CONTROLLERS)

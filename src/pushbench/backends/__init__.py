@@ -1,20 +1,13 @@
-"""Execution backends by name."""
+"""Execution backends, registered by name in ``pushbench.registry.BACKENDS``: ``native`` (a plain
+loop, with an async twin for API models) and ``langgraph`` (a StateGraph with a checkpointer,
+imported only when used)."""
 
-from typing import Any
-
-from pushbench.backends.native import EpisodeRun, arun_native, run_native
-
-
-def run_langgraph(*args: Any, **kwargs: Any) -> EpisodeRun:
-    """The LangGraph backend (imported on first use: langgraph is slow to import)."""
-    from pushbench.backends.langgraph import run_langgraph as run
-
-    return run(*args, **kwargs)
+from pushbench.registry import BACKENDS
 
 
-run_langgraph.resumable = True  # type: ignore[attr-defined]  # checkpoints under the run folder
+def get_backend(name: str):
+    """The backend's run function: ``run(env, policy, controller, memory, seed, **options)``."""
+    return BACKENDS.load(name)
 
-BACKENDS = {"native": run_native, "langgraph": run_langgraph}
-ASYNC_BACKENDS = {"native": arun_native}  # loops that await ``policy.aact`` (API models)
 
-__all__ = ["ASYNC_BACKENDS", "BACKENDS", "run_langgraph", "run_native"]
+__all__ = ["BACKENDS", "get_backend"]

@@ -1,30 +1,15 @@
-"""Controllers by name: ``standard``, ``gated``, ``stateqgp`` and its ablation variants."""
+"""Controllers, registered by name in ``pushbench.registry.CONTROLLERS``: ``standard``, ``gated``,
+``stateqgp`` and its ablation variants, ``unitqgp``."""
 
 from __future__ import annotations
 
-from typing import Callable
-
 from pushbench.controllers.base import Controller, Intercept
-from pushbench.controllers.gated import GatedController
-from pushbench.controllers.stateqgp import StateQGPController
-from pushbench.controllers.unitqgp import UnitQGPController
-
-CONTROLLERS: dict[str, Callable[[], Controller]] = {
-    "standard": Controller,
-    "gated": GatedController,
-    "stateqgp": lambda: StateQGPController("stateqgp"),
-    "stateqgp-dedupe": lambda: StateQGPController("stateqgp-dedupe", dedupe=True, pages=False, buffer=False),
-    "stateqgp-pages": lambda: StateQGPController("stateqgp-pages", dedupe=False, pages=True, buffer=False),
-    "stateqgp-nobuffer": lambda: StateQGPController("stateqgp-nobuffer", dedupe=True, pages=True, buffer=False),
-    "unitqgp": UnitQGPController,
-}
+from pushbench.registry import CONTROLLERS
 
 
 def make_controller(name: str) -> Controller:
     """A fresh controller (controllers keep per-episode state)."""
-    if name not in CONTROLLERS:
-        raise KeyError(f"unknown controller {name!r}; known: {', '.join(CONTROLLERS)}")
-    return CONTROLLERS[name]()
+    return CONTROLLERS.make(name)
 
 
 __all__ = ["CONTROLLERS", "Controller", "Intercept", "make_controller"]

@@ -11,7 +11,6 @@ from typing import Any
 
 from pushbench.controllers.base import Controller, Intercept, final_gate
 from pushbench.tools.base import Observation, ToolCall
-from pushbench.tools.reposcan import render_hits
 
 
 class StateQGPController(Controller):
@@ -106,6 +105,7 @@ class StateQGPController(Controller):
     def _record_page(self, args: dict[str, Any], env: Any) -> list[str]:
         query, number = norm(args["query"]), args.get("page", 1)
         page = env.search_index.page(query, number)
+        self.render_hits = env.render_hits  # the search family's own hit format
         if query not in self.read:
             self.order.append(query)
         self.read.setdefault(query, set()).add(number)
@@ -119,7 +119,7 @@ class StateQGPController(Controller):
             return []
         hits = sorted(self.pending.values(), key=lambda h: h.rank)
         self.pending = {}
-        body = render_hits(hits)
+        body = self.render_hits(hits)
         return [f"[controller] unsubmitted hits from pages you read earlier (submit any that qualify):\n{body}"]
 
     def _progress(self, env: Any) -> str:

@@ -13,7 +13,7 @@ changed since the last checker run, last checker result) and acts only through m
   (a checker-passed unit is submitted, otherwise the agent is pointed at an attempted or pending unit);
 - gated final (and stopping) while the verified count is below the target;
 - ``recoveries``: units that failed verification after an attempt (a rejected submit, or a checker
-  FAIL once answered or edited) and passed later (``metrics.unit_metrics`` uses the same rule).
+  FAIL once answered or edited) and passed later (``scoring.units.unit_metrics`` uses the same rule).
 """
 
 from __future__ import annotations
@@ -23,9 +23,6 @@ from typing import Any
 
 from pushbench.controllers.base import Controller, Intercept, final_gate
 from pushbench.tools.base import Observation, ToolCall
-
-UNIT_TOOLS_READONLY = ("inspect", "read_file", "search_files", "status", "list_units")
-WORK_TOOLS = ("answer", "edit", "submit", "run_checker", "run_tests")
 
 
 class UnitQGPController(Controller):
@@ -75,14 +72,14 @@ class UnitQGPController(Controller):
         if record is not None and record.state == "passed" and call.name != "status":
             return Intercept(f"[controller] {unit} is already accepted; nothing more to do there.\n"
                              f"{self._next_line(env, exclude=unit)}")
-        if record is not None and call.name == "submit":
+        if record is not None and call.name == env.submit_tool:
             steer = self._steer_submit(unit, record, call, env)
             if steer is not None:
                 return steer
-        if repeat and call.name in (*UNIT_TOOLS_READONLY, env.checker_tool):
+        if repeat and call.name in (*env.read_tools, env.checker_tool):
             return Intercept(f"[controller] this repeats your previous call exactly; its result is above.\n"
                              f"{self._next_line(env)}")
-        if self.since_work >= self.stale_limit and call.name not in WORK_TOOLS:
+        if self.since_work >= self.stale_limit and call.name not in env.work_tools():
             self.since_work = 0  # at most one redirect per stale stretch
             return self._unstick(call, env)
         if record is not None:
@@ -104,7 +101,7 @@ class UnitQGPController(Controller):
         if ready:
             self.notes.append(f"[controller] no unit was accepted in the last {self.stale_limit} steps; "
                               f"submitting {ready[0]}, which passed its checker.")
-            return ToolCall("submit", {"unit": ready[0]}, call.call_id)
+            return ToolCall(env.submit_tool, {"unit": ready[0]}, call.call_id)
         return Intercept(f"[controller] no unit was accepted in the last {self.stale_limit} steps.\n"
                          f"{self._next_line(env)}")
 
@@ -128,9 +125,9 @@ class UnitQGPController(Controller):
                 self.recovered.add(unit)
         if not self.intercepted:
             self.last_key = self._key(call, env)
-        worked = unit is not None and call.name in (*WORK_TOOLS, env.checker_tool)
+        worked = unit is not None and call.name in env.work_tools()
         self.since_work = 0 if worked or accepted else self.since_work + 1
-        if obs.ok and call.name in ("answer", "edit") and unit is not None:
+        if obs.ok and call.name in env.change_tools and unit is not None:
             self.attempted.add(unit)
             extra.append(f"[controller] next: {env.checker_tool}({unit}) before submitting.")
         obs.text = "\n".join([obs.text, *extra, self._progress(env)])

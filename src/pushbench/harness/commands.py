@@ -126,7 +126,7 @@ def agent_deltas(run: Path = typer.Argument(..., help="A grid folder or its epis
 
 def _report_deltas(path: Path, dest: Path) -> None:
     from pushbench.harness.grid import checklist_deltas
-    from pushbench.metrics import load_episodes
+    from pushbench.scoring import load_episodes
 
     try:
         table = checklist_deltas(load_episodes(path))

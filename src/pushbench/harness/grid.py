@@ -57,7 +57,7 @@ def _run_one(out: Path, plan: EpisodePlan) -> dict[str, Any]:
     folder = episode_folder(out, plan)
     shutil.rmtree(folder, ignore_errors=True)  # a half-run episode from a killed grid starts over
     outcome = run_agent_episode(plan, folder)
-    write_trace(out / "traces", plan.spec, {
+    write_trace(out / "traces", plan.spec.episode_id, {
         "episode_id": plan.spec.episode_id, "agent": plan.agent.name, "prompt": plan.prompt,
         "events": outcome.events, "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
         "wall_seconds": outcome.wall_seconds})

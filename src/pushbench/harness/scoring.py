@@ -3,7 +3,7 @@
 The server logs what the verifier saw; it cannot know why a client went away. If the log has no
 ``end`` record (the agent stopped without ``final`` before the budget, crashed, or was killed at
 the time limit), the harness closes it with the verifier's own record format and one of the
-reasons below, so ``episode_metrics`` treats it as it treats an in-process episode.
+reasons below, so scoring treats it as it treats an in-process episode.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pushbench.metrics import episode_metrics
+from pushbench.scoring import score_events
 from pushbench.runner import EpisodeSpec
 from pushbench.tasks.base import TaskSpec
 
@@ -83,5 +83,5 @@ def score(spec: EpisodeSpec, task: TaskSpec, events: list[dict[str, Any]], agent
           usage: dict[str, int | None]) -> dict[str, Any]:
     """One episodes.jsonl row: the runner's keys (backend "blackbox") plus the agent's name."""
     return {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
-            **episode_metrics(events, task.target, task.budget),
+            **score_events(events, task),
             **{key: usage.get(key) for key in USAGE_KEYS}, "agent": agent}

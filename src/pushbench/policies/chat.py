@@ -269,3 +269,8 @@ class ChatPolicy:
             await self._aclient.close()
             self._aclient = None
         self.close()
+
+
+def chat_policy(model: str, **options: Any) -> ChatPolicy:
+    """The ``openai`` provider's factory (``pushbench.registry.PROVIDERS``)."""
+    return ChatPolicy(model, ChatOptions.from_kwargs(**options))

@@ -1,28 +1,26 @@
-"""Task families, registered by name. Adding one = a module, a line below, a params entry."""
+"""Task families: one subpackage each (``tasks/<name>/``), registered in ``pushbench.registry``.
+
+Nothing here imports a family: ``get_family(name)`` loads only the family asked for.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 from pushbench import config
+from pushbench.registry import FAMILIES
 from pushbench.tasks.base import BuiltTask, TaskFamily, TaskSpec, read_manifest, write_manifest
 
-FAMILIES: dict[str, TaskFamily] = {}
-
-
-def register_family(name: str) -> Callable[[type], type]:
-    def add(cls: type) -> type:
-        cls.name = name
-        FAMILIES[name] = cls()
-        return cls
-    return add
+_INSTANCES: dict[str, TaskFamily] = {}
 
 
 def get_family(name: str) -> TaskFamily:
-    if name not in FAMILIES:
-        raise KeyError(f"unknown task family {name!r}; known: {', '.join(sorted(FAMILIES))}")
-    return FAMILIES[name]
+    """The family object registered as ``name`` (one per process)."""
+    if name not in _INSTANCES:
+        family = FAMILIES.make(name)
+        family.name = name
+        _INSTANCES[name] = family
+    return _INSTANCES[name]
 
 
 def manifest_path(family: str, root: Path | None = None) -> Path:
@@ -33,10 +31,5 @@ def load_tasks(family: str, root: Path | None = None) -> list[TaskSpec]:
     return read_manifest(manifest_path(family, root))
 
 
-from pushbench.tasks import reposcan  # noqa: E402,F401  (registration)
-from pushbench.tasks import dataops  # noqa: E402,F401  (registration)
-from pushbench.tasks import swe  # noqa: E402,F401  (registration; catalogue: tasks/swe_catalogue.json)
-from pushbench.tasks import rows  # noqa: E402,F401  (registration; the worked example family)
-
-__all__ = ["FAMILIES", "BuiltTask", "TaskSpec", "get_family", "load_tasks", "manifest_path",
-           "register_family", "write_manifest"]
+__all__ = ["FAMILIES", "BuiltTask", "TaskFamily", "TaskSpec", "get_family", "load_tasks", "manifest_path",
+           "write_manifest"]

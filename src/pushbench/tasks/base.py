@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from pushbench.tools.base import Environment
 
 
 class TaskSpec(BaseModel):
@@ -16,14 +19,14 @@ class TaskSpec(BaseModel):
 
     task_id: str
     family: str
-    repo: str
-    predicate: str
     objective: str
     target: int
     budget: int
     tools: list[str]
     oracle_steps: int
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = {}  # family-specific fields (units, page sizes, ...)
+    repo: str | None = None  # the snapshot (or data set) the task is built on, where there is one
+    predicate: str | None = None  # RepoScan's predicate family (and rows' condition)
 
 
 class BuiltTask(BaseModel):
@@ -32,13 +35,22 @@ class BuiltTask(BaseModel):
 
 
 class TaskFamily(Protocol):
-    """A family builds its tasks from params and makes a fresh environment for one episode."""
+    """A family builds its tasks from params and makes a fresh environment for one episode.
+
+    ``name`` is its registry name; ``mind`` names SimLM's mind for its tools (``registry.MINDS``),
+    or None. ``episode_metrics`` is the family's scoring hook: its own metrics from the verifier
+    events of one episode (``pushbench.scoring`` adds the common ones).
+    """
 
     name: str
+    mind: str | None
 
-    def build(self, params: dict[str, Any]) -> list[BuiltTask]: ...
+    def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]: ...
 
-    def environment(self, task: TaskSpec, **kwargs: Any) -> Any: ...
+    def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
+                    sink: Any = None) -> "Environment": ...
+
+    def episode_metrics(self, events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]: ...
 
 
 def write_manifest(path: Path, tasks: list[TaskSpec]) -> None:

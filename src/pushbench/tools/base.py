@@ -91,8 +91,13 @@ class Environment:
             method = getattr(type(self), name)
             if hasattr(method, "__tool__"):
                 description, params = method.__tool__
-                self.tools[name] = ToolSpec(name, description, params, getattr(self, name))
+                self.tools[name] = ToolSpec(name, self.describe_tool(name, description), params,
+                                            getattr(self, name))
         self._validators = {n: _validator(s.parameters) for n, s in self.tools.items()}
+
+    def describe_tool(self, name: str, description: str) -> str:
+        """A tool's description as the model sees it (a base class may fill in words)."""
+        return description
 
     def schemas(self) -> list[dict[str, Any]]:
         return [self.tools[name].schema() for name in sorted(self.tools)]

@@ -5,7 +5,7 @@ Contract (read this before building a work-unit family on it)
 * A backlog task lists its units in ``TaskSpec.settings["units"]``: a list of
   ``{"id": "U01", "kind": "<unit type>", "title": "<one agent-visible line>"}`` in backlog order.
   ``task.target`` is the number of units that must pass (normally all of them). Metrics
-  (``pushbench.metrics.unit_metrics``) read the unit kinds from there.
+  (``pushbench.scoring.units.unit_metrics``) read the unit kinds from there.
 * A family's environment subclasses ``UnitEnvironment`` and implements ``check_unit(unit_id)``:
   a deterministic checker over the episode's current state (the answer given, the edited files)
   returning ``CheckResult(passed, detail)``. It must never raise for a bad agent state: a missing
@@ -87,7 +87,16 @@ def units_from_settings(settings: dict[str, Any]) -> list[UnitInfo]:
 class UnitEnvironment(Environment):
     """Backlog bookkeeping plus the shared tools; subclasses add the work tools and the checker."""
 
+    # Tool roles, read by the unitqgp controller and the family's metrics (no lists of tool names
+    # elsewhere): read-only tools, tools that change a unit, the checker and the submit tool.
+    read_tools: tuple[str, ...] = ("list_units", "status")
+    change_tools: tuple[str, ...] = ()
     checker_tool = "run_checker"
+    submit_tool = "submit"
+
+    @classmethod
+    def work_tools(cls) -> tuple[str, ...]:
+        return (*cls.change_tools, cls.submit_tool, cls.checker_tool)
 
     def __init__(self, task: Any, verifier: Any, units: list[UnitInfo] | None = None):
         super().__init__(task, verifier)

@@ -15,22 +15,22 @@ from typing import Any
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import memory_skills
 from pushbench.policies.sim.profiles import PROFILES, Profile, get_profile
-from pushbench.policies.sim.dataops import DataOpsMind
-from pushbench.policies.sim.reposcan import RepoScanMind
-from pushbench.policies.sim.swe import SweMind
+from pushbench.registry import MINDS
 from pushbench.tokens import count_tokens
 
-MINDS = {frozenset({"list_units", "inspect", "answer", "edit", "run_checker", "submit"}): DataOpsMind,
-         frozenset({"list_units", "read_file", "search_files", "edit", "run_tests", "submit"}): SweMind,
-         frozenset({"search", "submit", "status", "final"}): RepoScanMind}
+
+def mind_name(tools: list[dict[str, Any]]) -> str:
+    """The registered mind whose declared tool set equals the task's tools (memory tools aside)."""
+    names = frozenset(t.get("function", {}).get("name") for t in tools) - memory_skills.MEMORY_TOOLS
+    matches = [name for name in MINDS if MINDS.entry(name).meta["tools"] == names]
+    if len(matches) != 1:
+        raise ValueError(f"SimLM has no reader for a task with tools {sorted(n for n in names if n)}"
+                         + (f" (several minds declare them: {', '.join(matches)})" if matches else ""))
+    return matches[0]
 
 
 def _mind_class(tools: list[dict[str, Any]]) -> type:
-    names = frozenset(t.get("function", {}).get("name") for t in tools)
-    for required, cls in MINDS.items():
-        if required <= names:
-            return cls
-    raise ValueError(f"SimLM has no reader for a task with tools {sorted(n for n in names if n)}")
+    return MINDS.load(mind_name(tools))
 
 
 class SimLM:
@@ -51,8 +51,8 @@ class SimLM:
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
         if memory_skills.is_summary_request(messages, tools):  # a memory asks for a summary (no tools)
-            cls = next((c for s, c in reversed(self._minds) if s == seed), RepoScanMind)
-            return memory_skills.summarise(cls(self.profile, seed), messages)
+            cls = next((c for s, c in reversed(self._minds) if s == seed), None)
+            return memory_skills.summarise(cls(self.profile, seed) if cls else None, messages)
         mind = self._mind(seed, _mind_class(tools))
         turn = memory_skills.act(mind, messages, tools) if memory_skills.offered(tools) else mind.act(messages, tools)
         turn.input_tokens = mind.reader.total_tokens

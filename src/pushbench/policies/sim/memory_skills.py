@@ -32,7 +32,7 @@ import numpy as np
 
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
-from pushbench.tokens import count_tokens
+from pushbench.tokens import count_message_tokens, count_tokens
 
 MEMORY_TOOLS = frozenset({"core_memory_append", "core_memory_replace", "archival_memory_insert",
                           "archival_memory_search", "conversation_search"})
@@ -70,12 +70,6 @@ def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any
 
 def offered(tools: list[dict[str, Any]]) -> bool:
     return {"core_memory_replace", "core_memory_append"} <= {t.get("function", {}).get("name") for t in tools}
-
-
-def _kinds() -> Any:
-    from pushbench.policies.sim import reposcan
-
-    return reposcan
 
 
 # --- reading what memory and the transcript say ----------------------------------------------
@@ -122,7 +116,7 @@ def _note_pages(text: str) -> dict[str, tuple[int, int]]:
 
 def recalled_pages(mind: Any, recalled: np.ndarray, pages: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
     """``pages`` updated with the pages the mind recalls reading (most recent query last)."""
-    rs, facts = _kinds(), mind.reader.facts
+    rs, facts = mind.kinds, mind.reader.facts
     kind, key, aux = facts.array("kind"), facts.array("key"), facts.array("aux")
     out = dict(pages)
     for i in np.flatnonzero(recalled & ((kind == rs.PAGE) | (kind == rs.MEM_PAGE))):
@@ -153,7 +147,7 @@ def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
     """The mind's turn with memory tools offered: a memory call first when one is due."""
     mind.reader.update(messages, tools)
     goal = mind.reader.state.get("goal")
-    if goal is None or not hasattr(mind, "_believed_count"):
+    if goal is None or not hasattr(mind, "kinds"):
         return mind.act(messages, tools)
     step = external_step(mind.reader)
     ext, result, since = _this_step(messages)
@@ -194,12 +188,12 @@ def _submitted_ids(fn: dict[str, Any] | None) -> list[str]:
 
 def _progress_note(mind: Any, messages: list[dict[str, Any]], target: int, name: str | None, result: str,
                    call_id: str) -> Turn:
-    rs, facts = _kinds(), mind.reader.facts
+    rs, facts = mind.kinds, mind.reader.facts
     recalled, _ = _recall(mind)
     kind, aux = facts.array("kind"), facts.array("aux")
     block = _block(messages) or ""
     believed = mind._believed_count(recalled, kind, aux)
-    if name == "status" and (m := rs._STATUS.match(result)):
+    if name == "status" and (m := rs.STATUS_LINE.match(result)):
         count = int(m.group(1))  # the verified count, just read
     else:
         submits = np.flatnonzero(kind == rs.SUBMITTED)
@@ -219,11 +213,17 @@ def _progress_note(mind: Any, messages: list[dict[str, Any]], target: int, name:
 
 # --- summarising ------------------------------------------------------------------------------
 def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
-    """Answer a summary request with the facts recalled from it (``mind`` is a fresh instance)."""
+    """Answer a summary request with the facts recalled from it (``mind`` is a fresh instance of the
+    episode's mind, or None when no turn of the episode came first)."""
+    if mind is None:
+        turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
+        turn.input_tokens = sum(count_message_tokens(m) for m in messages)
+        turn.output_tokens = count_tokens(str(turn.message["content"]))
+        return turn
     reader = mind.reader
     reader.update(messages, [])
     goal = reader.state.get("goal")
-    if goal is None or not hasattr(mind, "_believed_count"):
+    if goal is None or not hasattr(mind, "kinds"):
         turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
     else:
         turn = Turn(text_message(_summary_text(mind, goal.target)), None)
@@ -233,7 +233,7 @@ def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
 
 
 def _summary_text(mind: Any, target: int) -> str:
-    rs, facts = _kinds(), mind.reader.facts
+    rs, facts = mind.kinds, mind.reader.facts
     recalled, _ = _recall(mind)
     kind, key, aux = facts.array("kind"), facts.array("key"), facts.array("aux")
     count = mind._believed_count(recalled, kind, aux)

@@ -1,0 +1,25 @@
+"""The runner: grids of episodes, run locally (worker processes, or async tasks for API models),
+append-only and resumable. Names load on first use (``from pushbench.runner import run_grid``).
+
+- ``grid``: ``EpisodeSpec`` and ``Grid``;  ``episode``: one episode's raw facts and trace;
+- ``local``: ``run_grid``;  ``async_exec``: API-model episodes as asyncio tasks;
+- ``files``: traces and episodes.jsonl;  ``experiment``: the ``runs@NAME`` DVC stage.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {"EpisodeSpec": "grid", "Grid": "grid", "run_episode": "episode", "episode_row": "episode",
+          "backend_options": "episode", "run_grid": "local", "trace_name": "files", "write_trace": "files",
+          "read_done": "files", "sort_jsonl": "files", "run_experiment": "experiment"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'pushbench.runner' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pushbench.runner.{_WHERE[name]}"), name)
+
+
+__all__ = sorted(_WHERE)

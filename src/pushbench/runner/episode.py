@@ -1,0 +1,56 @@
+"""One episode: build its environment, policy, controller and memory, run it on a backend, and
+keep its raw facts (conditions, target, budget, LLM calls, tokens) and its trace.
+
+No metric is computed here: ``pushbench.scoring`` derives every metric from the trace afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
+from pushbench.policies import make_policy
+from pushbench.runner.files import trace_name, write_trace
+from pushbench.runner.grid import EpisodeSpec
+from pushbench.tasks import get_family
+from pushbench.tasks.base import TaskSpec
+
+VERIFIED = "_verified"  # a worker's row carries this for the progress bar; it is not written
+
+
+def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None = None,
+                policy_options: dict[str, Any] | None = None, wall_time: bool = True) -> dict[str, Any]:
+    started = time.perf_counter() if wall_time else None
+    env = get_family(spec.family).environment(task)
+    policy = make_policy(spec.model, **(policy_options or {}))
+    run = BACKENDS.load(spec.backend)(env, policy, CONTROLLERS.make(spec.controller), MEMORIES.make(spec.memory),
+                                      spec.policy_seed(master_seed), **backend_options(spec, trace_dir))
+    return episode_row(spec, task, env, run, policy, started, trace_dir)
+
+
+def backend_options(spec: EpisodeSpec, trace_dir: Path | None) -> dict[str, Any]:
+    """A resumable backend (langgraph) checkpoints each episode under the run folder."""
+    if trace_dir is None or not BACKENDS.entry(spec.backend).meta.get("resumable", False):
+        return {}
+    name = trace_name(spec.episode_id).removesuffix(".json.gz") + ".sqlite"
+    return {"checkpoint": trace_dir.parent / "checkpoints" / name, "thread_id": spec.episode_id,
+            "remove_when_done": True}
+
+
+def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: Any, started: float | None,
+                trace_dir: Path | None) -> dict[str, Any]:
+    """The episode's raw facts; its trace too (with the wall time since ``started``, unless None)."""
+    row = {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
+           "llm_calls": run.llm_calls, "input_tokens": run.input_tokens, "output_tokens": run.output_tokens,
+           VERIFIED: env.verifier.valid_count >= task.target}
+    if trace_dir is not None:
+        write_trace(trace_dir, spec.episode_id,
+                    {"episode_id": spec.episode_id, "objective": task.objective,
+                     "messages": run.transcript, "events": env.verifier.events,
+                     **({"tool_failures": env.tool_failures} if getattr(env, "tool_failures", None) else {}),
+                     **({"wall_seconds": round(time.perf_counter() - started, 4)} if started is not None else {}),
+                     **({"api": policy.stats.as_dict()} if hasattr(policy, "stats") else {})})
+    return row

@@ -1,0 +1,86 @@
+"""Scoring: every metric of an episode, computed from its trace, never while it runs.
+
+A run folder holds ``episodes.jsonl`` (the raw facts of each episode: its conditions, target,
+budget, LLM calls and tokens) and ``traces/`` (messages and verifier events). ``score_run`` reads
+both with the task manifest and writes ``scored.jsonl`` (raw facts + metrics, one line per episode,
+sorted) and ``summary.json`` beside them, so a new or changed metric re-scores old runs without
+re-running an episode (``pushbench score RUN_DIR``; the DVC stage ``score@EXPERIMENT``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pushbench.scoring.metrics import CONDITION, common_metrics, load_episodes, summarize
+from pushbench.tasks import get_family, load_tasks
+from pushbench.tasks.base import TaskSpec
+
+SCORED = "scored.jsonl"
+
+
+class ScoringError(ValueError):
+    """A run folder that cannot be scored (no episodes, a missing trace or task)."""
+
+
+def score_events(events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]:
+    """The common metrics plus the family's own (its ``episode_metrics`` hook)."""
+    return {**common_metrics(events, task.target, task.budget),
+            **get_family(task.family).episode_metrics(events, task)}
+
+
+def score_row(raw: dict[str, Any], events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]:
+    return {**raw, **score_events(events, task)}
+
+
+def trace_path(run_dir: Path, episode_id: str) -> Path:
+    from pushbench.runner.files import trace_name  # the runner's naming rule
+
+    return run_dir / "traces" / trace_name(episode_id)
+
+
+def read_trace(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ScoringError(f"no trace at {path}: re-run the experiment (its episodes.jsonl lists the episode)")
+    with gzip.open(path, "rb") as handle:
+        return json.loads(handle.read())
+
+
+def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
+    """Write ``run_dir/scored.jsonl`` and ``run_dir/summary.json``; return the scored file."""
+    run_dir = Path(run_dir)
+    raw_path = run_dir / "episodes.jsonl"
+    if not raw_path.is_file():
+        raise ScoringError(f"no episodes at {raw_path}; run the grid first")
+    raws = [json.loads(line) for line in raw_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tasks: dict[str, dict[str, TaskSpec]] = {}
+    lines = []
+    for raw in raws:
+        family = raw["family"]
+        if family not in tasks:
+            tasks[family] = {t.task_id: t for t in load_tasks(family, manifest_root)}
+        task = tasks[family].get(raw["task_id"])
+        if task is None:
+            raise ScoringError(f"task {raw['task_id']!r} of {raw_path} is not in the {family} manifest")
+        events = read_trace(trace_path(run_dir, raw["episode_id"]))["events"]
+        lines.append(json.dumps(score_row(raw, events, task), sort_keys=True))
+    out = run_dir / SCORED
+    _write_atomic(out, "".join(line + "\n" for line in sorted(lines)))
+    if raws:
+        table = summarize(load_episodes(out))
+        _write_atomic(run_dir / "summary.json",
+                      json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
+    return out
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+__all__ = ["CONDITION", "SCORED", "ScoringError", "load_episodes", "read_trace", "score_events", "score_row",
+           "score_run", "summarize"]

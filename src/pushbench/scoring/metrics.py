@@ -1,0 +1,77 @@
+"""The QGP metrics every family shares, computed from the verifier's event log alone.
+
+No tool name appears here: what depends on a family's tools (repeated searches, unit results)
+comes from that family's ``episode_metrics`` hook, and ``pushbench.scoring.score_events`` joins both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def common_metrics(events: list[dict[str, Any]], target: int, budget: int) -> dict[str, Any]:
+    calls = [e for e in events if e["kind"] == "call"]
+    verdicts = [e for e in events if e["kind"] == "verdict"]
+    end = next((e for e in reversed(events) if e["kind"] == "end"), None)
+    accepted = {e["item"] for e in verdicts if e["verdict"] == "accepted"}
+    valid = len(accepted)
+    duplicates = sum(1 for e in verdicts if e["verdict"] == "duplicate")
+    rejected = sum(1 for e in verdicts if e["verdict"] == "rejected")
+    termination = end["reason"] if end else "error"
+    reported = end.get("reported") if end else None
+    steps = len(calls)
+    stopped_early = termination in ("final", "give_up") and valid < target
+    return {
+        "success": valid >= target,
+        "valid_count": valid,
+        "submissions": len(verdicts),
+        "duplicate_submissions": duplicates,
+        "duplicate_submit_rate": round(duplicates / len(verdicts), 6) if verdicts else 0.0,
+        "rejected_submissions": rejected,
+        "invalid_actions": sum(1 for e in calls if not e["ok"]),
+        "intercepted_actions": sum(1 for e in calls if (e.get("info") or {}).get("intercepted_by")),
+        "false_completion": termination == "final" and valid < target,
+        "premature_stop": stopped_early,
+        "reported_count": reported,
+        "reported_count_error": abs(reported - valid) if reported is not None else None,
+        "steps": steps,
+        "valid_per_step": round(valid / steps, 6) if steps else 0.0,
+        "termination": termination,
+    }
+
+
+CONDITION = ["family", "model", "backend", "memory", "controller"]
+
+
+def load_episodes(path: Any) -> Any:
+    """Scored episodes as a DataFrame: a JSONL file, or a run folder (its scored.jsonl, else its
+    episodes.jsonl when that already holds metrics, as the black-box harness writes it)."""
+    import pandas as pd
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "scored.jsonl" if (path / "scored.jsonl").is_file() else path / "episodes.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"no episodes at {path}")
+    return pd.read_json(path, lines=True)
+
+
+def summarize(episodes: Any, by: list[str] | None = None) -> Any:
+    """Per condition: success rate, mean valid count, duplicate rate, valid/step and failure rates."""
+    by = by or CONDITION
+    if "success" not in episodes:
+        raise ValueError("these episodes hold raw facts only: score the run first (`pushbench score RUN_DIR`)")
+    grouped = episodes.groupby(by, sort=True)
+    table = grouped.agg(
+        episodes=("success", "size"),
+        success_rate=("success", "mean"),
+        mean_valid=("valid_count", "mean"),
+        duplicate_rate=("duplicate_submit_rate", "mean"),
+        valid_per_step=("valid_per_step", "mean"),
+        false_completion=("false_completion", "mean"),
+        premature_stop=("premature_stop", "mean"),
+        mean_steps=("steps", "mean"),
+        **({"repeated_searches": ("repeated_searches", "mean")} if "repeated_searches" in episodes else {}),
+    ).reset_index()
+    return table.round(4)

@@ -1,0 +1,56 @@
+"""Item-set base: the ``submit(ids)``, ``status()`` and ``final(count)`` tools of every family whose
+goal is N distinct valid items (RepoScan, rows). A subclass adds its read tools, says what its
+items are called (``item_words``) and when an id is malformed (``id_problem``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pushbench.tools.base import Environment, Observation, ToolError, tool
+
+VERDICTS = ("accepted", "rejected", "duplicate")
+
+
+class ItemSetEnvironment(Environment):
+    # words the tool descriptions use: {"ids": what submit takes, "per_call": its limit's noun,
+    # "items": what status counts}
+    item_words = {"ids": "identifiers", "per_call": "identifiers", "items": "identifiers"}
+
+    def __init__(self, task: Any, verifier: Any):
+        super().__init__(task, verifier)
+        self.max_submit = int(task.settings.get("max_submit", 20))
+
+    def describe_tool(self, name: str, description: str) -> str:
+        return description.format(**self.item_words) if name in ("submit", "status", "final") else description
+
+    def id_problem(self, item: str) -> str | None:  # pragma: no cover - every subclass says
+        """Why ``item`` is not a well-formed id (a sentence naming it), or None."""
+        raise NotImplementedError
+
+    @tool("Submit {ids} for verification. Each gets a verdict: accepted, rejected or duplicate "
+          "(already submitted). At most 20 {per_call} per call.",
+          ids={"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 200})
+    def submit(self, ids: list[str]) -> Observation:
+        if len(ids) > self.max_submit:
+            raise ToolError(f"at most {self.max_submit} ids per submit call; you sent {len(ids)}. "
+                            "Nothing was submitted; split them over several calls.")
+        for item in ids:
+            problem = self.id_problem(item)
+            if problem:
+                raise ToolError(f"{problem} Nothing was submitted.")
+        verdicts = [(item, self.verifier.judge(self.steps, item)) for item in ids]
+        counts = {v: sum(1 for _, x in verdicts if x == v) for v in VERDICTS}
+        head = ", ".join(f"{n} {v}" for v, n in counts.items())
+        body = "\n".join(f"  {verdict:9s} {item}" for item, verdict in verdicts)
+        return Observation(f"submit: {head}\n{body}")
+
+    @tool("Show the verified number of accepted {items} and the target.")
+    def status(self) -> Observation:
+        return Observation(f"status: {self.verifier.valid_count} accepted (verified) of target "
+                           f"{self.task.target}; {self.steps} of {self.task.budget} steps used.")
+
+    @tool("End the episode, reporting how many {items} you believe were accepted.",
+          count={"type": "integer", "minimum": 0, "maximum": 1_000_000})
+    def final(self, count: int) -> Observation:
+        self.end("final", reported=count)
+        return Observation(f"final: episode ended; you reported {count}.", done=True)
