@@ -58,7 +58,8 @@ def test_standin_episode_through_mcp_matches_the_in_process_episode(data, tmp_pa
     events = read_events(folder / "server" / "events.jsonl")
     assert row["model"] == "sim/base" and row["agent"] == "standin-sim-base"
     assert (row["backend"], row["controller"], row["memory"]) == ("blackbox", "default", "agent")
-    metrics = score_events(events, next(t for t in tasks if t.task_id == task_id(5)))
+    metrics = score_events(events, next(t for t in load_tasks("reposcan", data_root / "manifests")
+                                        if t.task_id == task_id(5)))
     assert set(row) == RUNNER_KEYS | set(metrics) | {"agent"}
     assert {k: row[k] for k in metrics} == metrics
     assert row["steps"] == sum(e["kind"] == "call" for e in events) > 0

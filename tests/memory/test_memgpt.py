@@ -315,13 +315,19 @@ def test_simlm_writes_the_summary_from_what_it_recalls_lossy_by_profile() -> Non
         submitted += ids
     request = _summary_request(conv)
     assert is_summary_request(request, [])
-    perfect = SimLM("sim/perfect").act(request, [], 3).message["content"]
+    def summary(profile: str) -> str:  # the episode's model: it acted on the task before the summary
+        sim = SimLM(profile)
+        sim.act(conv.messages, env.schemas(), 3)
+        return sim.act(request, [], 3).message["content"]
+
+    assert "recall nothing specific" in SimLM("sim/perfect").act(request, [], 3).message["content"]
+    perfect = summary("sim/perfect")
     lines = perfect.splitlines()
     accepted = env.verifier.valid_count
     assert lines[0] == f"progress: {accepted} accepted of target 10"
     assert lines[1] == 'read: "test httpbin" p5/5'
     assert set(lines[2].removeprefix("submitted: ").split(", ")) == set(submitted)
-    mini = SimLM("sim/mini").act(request, [], 3).message["content"]
+    mini = summary("sim/mini")
     mini_ids = next(line for line in mini.splitlines() if line.startswith("submitted: "))
     assert 0 < len(mini_ids.split(", ")) < len(submitted)  # lossy: forgets some of what it submitted
 

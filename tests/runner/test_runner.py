@@ -90,7 +90,8 @@ def test_runs_write_raw_facts_and_scoring_adds_the_metrics(small_run: Path) -> N
     raw = [json.loads(t) for t in lines(small_run / "episodes.jsonl")]
     scored = [json.loads(t) for t in lines(small_run / "scored.jsonl")]
     assert all(set(row) == RAW for row in raw)
-    assert [{k: r[k] for k in RAW} for r in scored] == raw
+    by_id = {r["episode_id"]: r for r in raw}
+    assert len(by_id) == len(scored) and all({k: r[k] for k in RAW} == by_id[r["episode_id"]] for r in scored)
 
 
 def test_episode_rows(small_run: Path, requests_manifests: Path) -> None:

@@ -217,7 +217,7 @@ def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
     episode's mind, or None when no turn of the episode came first)."""
     if mind is None:
         turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
-        turn.input_tokens = sum(count_message_tokens(m) for m in messages)
+        turn.input_tokens = count_message_tokens(messages)
         turn.output_tokens = count_tokens(str(turn.message["content"]))
         return turn
     reader = mind.reader
