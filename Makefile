@@ -25,7 +25,7 @@ test: install
 
 repro: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
-	$(PY) -m pushbench.readme  # the README's result tables = the regenerated paper_figures tables
+	$(PY) -m pushbench.readme  # the result tables in README.md and docs/*.md = the regenerated paper_figures tables
 
 bench: install
 	$(PY) benchmarks/run_all.py

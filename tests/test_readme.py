@@ -1,19 +1,35 @@
-"""The README's result tables are the committed paper_figures tables, not hand-copied numbers."""
+"""The result tables in README.md and docs/*.md are the committed paper_figures tables, not
+hand-copied numbers; the README stays short and its links resolve."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from pushbench import config
-from pushbench.readme import ReadmeError, render, stale_blocks
+from pushbench.readme import ReadmeError, block_sources, main, render, stale_blocks, stale_files, synced_files
+
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)")
 
 
-def test_readme_tables_match_paper_figures() -> None:
-    text = (config.ROOT / "README.md").read_text(encoding="utf-8")
-    assert "<!-- paper_figures/" in text
-    assert stale_blocks(text, config.ROOT) == [], "run `python -m pushbench.readme` after `dvc repro`"
+def test_every_synced_file_matches_paper_figures() -> None:
+    files = synced_files(config.ROOT)
+    assert config.ROOT / "README.md" in files
+    assert config.ROOT / "docs" / "results.md" in files
+    stale = {str(path.relative_to(config.ROOT)): names for path, names in stale_files(config.ROOT).items()}
+    assert stale == {}, "run `python -m pushbench.readme` after `dvc repro`"
+
+
+def test_results_page_holds_every_paper_figures_table_it_used_to() -> None:
+    sources = block_sources((config.ROOT / "docs" / "results.md").read_text(encoding="utf-8"))
+    assert sources, "docs/results.md has no paper_figures blocks"
+    for name in ("01-reposcan-main/reposcan_main_table.md", "01-reposcan-main/reposcan_costs.md",
+                 "02-reposcan-scaling/reposcan_paired_deltas.md", "03-reposcan-ablation/reposcan_ablation_deltas.md",
+                 "04-dataops/dataops_success.md", "05-swe/swe_success.md", "05-swe/swe_paired_deltas.md",
+                 "06-blackbox/table7_checklist_deltas.md"):
+        assert f"paper_figures/{name}" in sources
 
 
 def test_blocks_are_replaced_and_a_stale_block_is_reported(tmp_path: Path) -> None:
@@ -26,6 +42,46 @@ def test_blocks_are_replaced_and_a_stale_block_is_reported(tmp_path: Path) -> No
     assert stale_blocks(fresh, tmp_path) == []
 
 
+def test_a_stale_block_in_any_docs_page_fails_the_check_and_is_rewritten(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "paper_figures" / "x").mkdir(parents=True)
+    (tmp_path / "paper_figures" / "x" / "t.md").write_text("| a |\n|--:|\n| 2 |\n", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    fresh_block = "<!-- paper_figures/x/t.md -->\n| a |\n|--:|\n| 2 |\n<!-- /paper_figures -->\n"
+    stale_block = "<!-- paper_figures/x/t.md -->\n| a |\n|--:|\n| 1 |\n<!-- /paper_figures -->\n"
+    (tmp_path / "README.md").write_text("# x\n" + fresh_block, encoding="utf-8")
+    (tmp_path / "docs" / "a.md").write_text("# a\nno tables\n", encoding="utf-8")
+    (tmp_path / "docs" / "b.md").write_text("# b\n" + stale_block + "after\n", encoding="utf-8")
+    assert [p.name for p in synced_files(tmp_path)] == ["README.md", "a.md", "b.md"]
+    assert main(["--check"], tmp_path) == 1
+    assert "docs/b.md: block is stale: paper_figures/x/t.md" in capsys.readouterr().err
+    assert main([], tmp_path) == 0
+    assert (tmp_path / "docs" / "b.md").read_text(encoding="utf-8") == "# b\n" + fresh_block + "after\n"
+    assert (tmp_path / "docs" / "a.md").read_text(encoding="utf-8") == "# a\nno tables\n"
+    assert main(["--check"], tmp_path) == 0
+
+
 def test_a_block_naming_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ReadmeError, match="paper_figures/none.md"):
         render("<!-- paper_figures/none.md -->\n<!-- /paper_figures -->", tmp_path)
+    (tmp_path / "README.md").write_text("<!-- paper_figures/none.md -->\n<!-- /paper_figures -->\n", encoding="utf-8")
+    assert main(["--check"], tmp_path) == 2
+
+
+def test_readme_is_short_and_states_the_simlm_caveat() -> None:
+    text = (config.ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    assert "SimLM" in text and "not from a real model" in text
+    assert "make repro" in text and "make test" in text
+
+
+def test_relative_links_in_the_docs_resolve() -> None:
+    pages = [*synced_files(config.ROOT), *sorted((config.ROOT / "src" / "pushbench" / "tasks").glob("*/README.md"))]
+    broken = []
+    for page in pages:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(config.ROOT)} -> {target}")
+    assert broken == []
