@@ -18,6 +18,7 @@ import pytest
 from filelock import FileLock
 
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared test helpers (tests/helpers/)
+os.environ["PUSHBENCH_RAISE_TOOL_ERRORS"] = "1"  # a tool handler's bug fails the test (tools/base.py)
 
 from pushbench import config  # noqa: E402
 from pushbench.tasks.reposcan.codeindex import CodeUnit, load_units

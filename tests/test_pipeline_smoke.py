@@ -7,6 +7,7 @@ tasks with one seed, results aggregated, and one notebook executed by papermill.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -78,3 +79,31 @@ def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> N
     forced = dvc(copy, "repro", "-f", "-s", f"runs@{experiment}", f"notebooks@{notebook}")
     assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
     assert (copy / "dvc.lock").read_text() == lock
+
+
+def stale_after_editing(copy: Path, rel: str) -> set[str]:
+    """The stages `dvc status` finds changed after a comment is appended to ``rel`` (then undone)."""
+    path = copy / rel
+    original = path.read_bytes()
+    path.write_bytes(original + b"\n# an edit\n")
+    try:
+        status = dvc(copy, "status", "--json")
+        assert status.returncode == 0, status.stderr[-2000:]
+        return set(json.loads(status.stdout or "{}"))
+    finally:
+        path.write_bytes(original)
+
+
+def test_a_metric_edit_re_scores_without_re_running_an_episode(copy: Path) -> None:
+    experiments = yaml.safe_load((copy / "params.yaml").read_text())["experiments"]
+    stale = stale_after_editing(copy, "src/pushbench/scoring/metrics.py")
+    assert stale == {f"score@{name}" for name in experiments} | {"blackbox"}  # black-box rows are scored too
+    assert dvc(copy, "status", "--json").stdout.strip() in ("", "{}")  # undone: nothing stale
+
+
+def test_editing_one_family_leaves_the_others_stages_alone(copy: Path) -> None:
+    experiments = yaml.safe_load((copy / "params.yaml").read_text())["experiments"]
+    swe = {name for name, spec in experiments.items() if spec["family"] == "swe"}
+    stale = stale_after_editing(copy, "src/pushbench/tasks/swe/runs.py")
+    assert stale == {"manifests@swe", *(f"runs@{n}" for n in swe), *(f"score@{n}" for n in swe)}
+    assert stale_after_editing(copy, "src/pushbench/tasks/rows/family.py") == set()  # not in the pipeline

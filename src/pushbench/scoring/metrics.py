@@ -28,7 +28,8 @@ def common_metrics(events: list[dict[str, Any]], target: int, budget: int) -> di
         "duplicate_submissions": duplicates,
         "duplicate_submit_rate": round(duplicates / len(verdicts), 6) if verdicts else 0.0,
         "rejected_submissions": rejected,
-        "invalid_actions": sum(1 for e in calls if not e["ok"]),
+        "invalid_actions": sum(1 for e in calls if not e["ok"] and not _tool_failure(e)),
+        "tool_failures": sum(1 for e in calls if _tool_failure(e)),
         "intercepted_actions": sum(1 for e in calls if (e.get("info") or {}).get("intercepted_by")),
         "false_completion": termination == "final" and valid < target,
         "premature_stop": stopped_early,
@@ -38,6 +39,11 @@ def common_metrics(events: list[dict[str, Any]], target: int, budget: int) -> di
         "valid_per_step": round(valid / steps, 6) if steps else 0.0,
         "termination": termination,
     }
+
+
+def _tool_failure(call: dict[str, Any]) -> bool:
+    """A call whose handler raised: the tool's bug, not the agent's mistake."""
+    return bool((call.get("info") or {}).get("tool_failure"))
 
 
 CONDITION = ["family", "model", "backend", "memory", "controller"]

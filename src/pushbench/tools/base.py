@@ -2,13 +2,19 @@
 
 Every call costs one step of the budget. An unknown tool, arguments that are not a JSON object,
 a schema violation or a handler's ``ToolError`` become an error observation (an invalid action);
-the verifier logs each call either way.
+the verifier logs each call either way. Any other exception inside a handler is a bug of the tool,
+not a mistake of the agent: the agent sees a short error, the call is logged with
+``info["tool_failure"]`` (counted as ``tool_failures``, not ``invalid_actions``) and its traceback
+is kept in ``Environment.tool_failures`` for the trace. With ``PUSHBENCH_RAISE_TOOL_ERRORS=1`` (the
+test suite sets it) the exception is re-raised instead, so a handler bug fails a test.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
@@ -17,6 +23,7 @@ import fastjsonschema
 
 MAX_ARGUMENT_CHARS = 8_000  # larger argument payloads are refused before parsing
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+RAISE_TOOL_ERRORS = "PUSHBENCH_RAISE_TOOL_ERRORS"  # "1": a handler's exception propagates (tests)
 
 
 class ToolError(Exception):
@@ -73,6 +80,17 @@ def _validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
     return _compiled(json.dumps(schema, sort_keys=True))
 
 
+def _traceback(err: BaseException) -> str:
+    """The handler's traceback with file names relative to the package (no absolute paths in traces)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = traceback.extract_tb(err.__traceback__)
+    for frame in frames:
+        inside = os.path.abspath(frame.filename).startswith(package + os.sep)
+        frame.filename = os.path.relpath(frame.filename, os.path.dirname(package)) if inside \
+            else os.path.basename(frame.filename)
+    return "".join(traceback.format_list(frames) + traceback.format_exception_only(type(err), err))
+
+
 def has_control_chars(text: str) -> bool:
     return bool(_CONTROL.search(text))
 
@@ -86,6 +104,7 @@ class Environment:
         self.steps = 0
         self.done = False
         self.termination: str | None = None
+        self.tool_failures: list[dict[str, Any]] = []  # handler exceptions, with tracebacks (for the trace)
         self.tools: dict[str, ToolSpec] = {}
         for name in dir(type(self)):
             method = getattr(type(self), name)
@@ -107,6 +126,7 @@ class Environment:
             return Observation("ERROR: the episode has ended; no further calls are executed.", ok=False, done=True)
         self.steps += 1
         logged: Any = call.arguments
+        info: dict[str, Any] | None = None
         try:
             spec = self.tools.get(call.name)
             if spec is None:
@@ -117,11 +137,15 @@ class Environment:
         except ToolError as err:
             obs = Observation(f"ERROR: {err}", ok=False)
         except Exception as err:  # a handler bug must not end the episode: report it as a failed call
+            if os.environ.get(RAISE_TOOL_ERRORS) == "1":
+                raise
             obs = Observation(f"ERROR: the tool failed ({type(err).__name__}); the call had no effect.", ok=False)
+            info = {"tool_failure": type(err).__name__}
+            self.tool_failures.append({"step": self.steps, "tool": call.name[:100], "traceback": _traceback(err)})
         if isinstance(logged, str):
             logged = logged[:500]
         self.verifier.record_call(self.steps, call.name[:100], logged, obs.ok,
-                                  None if obs.ok else obs.text, obs.payload.get("log"))
+                                  None if obs.ok else obs.text, info or obs.payload.get("log"))
         if not self.done and self.steps >= self.task.budget:
             self.end("budget")
             obs.text += f"\n[The step budget of {self.task.budget} tool calls is used up; the episode ends.]"
