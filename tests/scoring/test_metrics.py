@@ -69,6 +69,7 @@ def test_metrics_of_a_false_completion() -> None:
         "rejected_submissions": 1,
         "invalid_actions": 2,
         "intercepted_actions": 1,
+        "tool_failures": 0,
         "false_completion": True,
         "premature_stop": True,
         "reported_count": 6,
