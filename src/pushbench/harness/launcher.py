@@ -3,7 +3,7 @@
 Per episode the harness writes, into its own folder: ``mcp.json`` (an ``mcpServers`` config that
 points at ``pushbench serve-mcp`` for the task), ``prompt.txt``, the server's ``server/``
 log folder, the agent's stdout/stderr and an empty ``workdir/`` used as the agent's cwd. The
-agent command is a template: placeholders (table in the README) are substituted per argument
+agent command is a template: placeholders (table in docs/blackbox.md) are substituted per argument
 after shell-style splitting, and the same values are exported as ``PUSHBENCH_*`` variables.
 The agent runs in its own process group; at the time limit the whole group is terminated.
 """

@@ -1,7 +1,7 @@
 """SimLM on DataOps-lite: the pages it inspected are its only evidence.
 
 It parses each ``inspect`` page (CSV rows, file lines) into a view fact; for a unit it applies the
-family reader (``tasks/dataops_units.py``: ``next_view``/``derive``) to the *recalled* views of
+family reader (``tasks/dataops/units.py``: ``next_view``/``derive``) to the *recalled* views of
 that unit only. A forgotten page is inspected again. After its own edit of a file the earlier views
 of that file are stale (it re-reads before editing again). Each attempt at a unit is wrong with
 probability ``false_positive + false_negative`` (misread column, off-by-one count, mistyped value),

@@ -1,6 +1,6 @@
 """QGP-SWE-lite: backlogs of issue-style repairs in a private copy of a pinned snapshot.
 
-Each unit is a seeded one-line fault in a library function (``swe_units``: how the catalogue is
+Each unit is a seeded one-line fault in a library function (``units.py``: how the catalogue is
 mined) with a local verifier: the snapshot's own tests that catch it, run sandboxed in the copy.
 The agent sees an issue per unit — the failing test and its error message from a real run, never
 the fix — and works with ``list_units``, ``read_file``, ``search_files``, ``edit``, ``run_tests``,

@@ -17,7 +17,7 @@ operator      fault                                 example
 propose for a function: every single-line edit that would undo one of these fault kinds (negate
 any comparison, return a local variable from a bare ``return``, move a literal by one, flip a
 boolean, add or drop a ``not``, swap ``and``/``or``). The builder keeps only faults whose true
-repair is among them; SimLM's reader ranks them with the evidence it saw (``tasks/swe_reader``).
+repair is among them; SimLM's reader ranks them with the evidence it saw (``tasks/swe/reader.py``).
 """
 
 from __future__ import annotations

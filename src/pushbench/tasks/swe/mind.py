@@ -2,7 +2,7 @@
 
 Per unit (``UnitMind`` handles the backlog, checker/submit stages, forgetting and stopping):
 1. run the unit's tests, to see the failure (a forgotten failure is run again);
-2. from the recalled failure, the suspects (``swe_reader.suspects``: library frames, then the
+2. from the recalled failure, the suspects (``reader.suspects``: library frames, then the
    names the failing test line calls); ``search_files("def <name>(")`` for the first suspect whose
    definition it has not located (a forgotten search is repeated);
 3. ``read_file`` around the definition until the whole function is in view;

@@ -6,7 +6,7 @@ numbered lines of files it read. From a failure it takes
 - the traceback frames of all failures: ``path:line: in function`` and the source line under each;
 and from these the *suspects*: functions to look at, in order — frames inside the library (not
 the tests), deepest first, then the names the failing test line calls.
-``rank_repairs`` orders the single-line repairs of a function (``swe_faults.repair_candidates``)
+``rank_repairs`` orders the single-line repairs of a function (``faults.repair_candidates``)
 by that evidence: lines the traceback points at, then the fault kinds the message suggests
 (``None`` where a value was expected suggests a lost return value, ``True``/``False`` a wrong
 condition, numbers an off-by-one), then source order. The builder keeps only units whose true

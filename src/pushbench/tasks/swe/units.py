@@ -1,18 +1,18 @@
 """SWE-lite units: how they are derived (mined) from the snapshots, and the catalogue they form.
 
 Derivation (``python -m pushbench.tasks.swe.mine``; deterministic in the snapshots and the
-seed, documented in the README):
+seed, documented in this family's README.md):
 
 1. For each repository, a fixed list of (library module, the test file that exercises it) pairs.
 2. In each module, functions in an order shuffled by ``seed``; in each function, its fault sites
-   (``swe_faults.fault_sites``) in an order shuffled the same way, at most ``tries_per_function``.
+   (``faults.fault_sites``) in an order shuffled the same way, at most ``tries_per_function``.
 3. The function's candidate tests: those of the paired file whose source mentions its name, that
    need no server or pytest-in-pytest fixture (``SLOW_FIXTURES``) and pass on the unmodified copy.
    A fault is kept as a unit when, on a copy with only that fault injected, these tests (run
    sandboxed) have 1-8 failures in 1-3 test functions and no collection error; the first
    failure names the faulted function as a suspect (a traceback frame inside it, or a call on the
    failing test line) and its name is defined once in the library; the reader
-   (``swe_reader.rank_repairs``) finds the true repair within ``max_rank`` tries; and the repair's
+   (``reader.rank_repairs``) finds the true repair within ``max_rank`` tries; and the repair's
    two-line context is unique in the file. One unit per function, ``per_module`` per module.
 4. Independence, greedily in mining order: a unit joins the catalogue only if, on a copy carrying
    the faults of every unit kept so far plus its own, each of them (and it) passes its tests once
