@@ -190,6 +190,11 @@ class Environment:
         obs.done = self.done
         return obs
 
+    def claim_final(self, count: int) -> Observation:
+        """What every family's ``final(count)`` tool does: end the episode with the agent's claim."""
+        self.end("final", reported=count)
+        return Observation(f"final: episode ended; you reported {count}.", done=True)
+
     def end(self, reason: str, reported: int | None = None) -> None:
         if not self.done:
             self.done = True

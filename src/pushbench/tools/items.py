@@ -52,5 +52,4 @@ class ItemSetEnvironment(Environment):
     @tool("End the episode, reporting how many {items} you believe were accepted.",
           count={"type": "integer", "minimum": 0, "maximum": 1_000_000})
     def final(self, count: int) -> Observation:
-        self.end("final", reported=count)
-        return Observation(f"final: episode ended; you reported {count}.", done=True)
+        return self.claim_final(count)
