@@ -4,7 +4,7 @@ status() and final(count). Every verdict comes from the verifier."""
 from __future__ import annotations
 
 from pushbench.tasks.base import TaskSpec
-from pushbench.tasks.rows.family import COLUMNS, ROW_ID, load_rows, row_id
+from pushbench.tasks.rows.data import COLUMNS, ROW_ID, load_rows, row_id
 from pushbench.tools.base import Observation, ToolError, tool
 from pushbench.tools.items import ItemSetEnvironment
 from pushbench.verifier import Verifier

@@ -1,62 +1,31 @@
 """QGP-Rows, the worked example family: collect N distinct rows of a real data set that satisfy a
 condition stated in the objective (e.g. rows of the wine data where `alcohol` > 13.0).
 
-The family is this subpackage: the data (CSV files that ship inside the installed scikit-learn,
-nothing downloaded), the family registered as ``rows`` in ``pushbench.registry`` (``build`` turns
-params into tasks and hidden answers, ``environment`` makes one episode's tools) and ``env.py``
-with its tools rows(page), submit(ids), status() and final(count). Valid ids reach the verifier only through
-``BuiltTask.hidden``, which ``pushbench.manifests`` writes under ``data/hidden/rows/``.
+The family is this subpackage: ``data.py`` (CSV files that ship inside the installed
+scikit-learn, nothing downloaded), this module (the family registered as ``rows`` in
+``pushbench.registry``: ``build`` turns params into tasks and hidden answers, ``environment``
+makes one episode's tools) and ``env.py`` with its tools rows(page), submit(ids), status() and
+final(count). Valid ids reach the verifier only through ``BuiltTask.hidden``, which
+``pushbench.manifests`` writes under ``data/hidden/rows/``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import operator
-import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pushbench.tasks.base import BuiltTask, TaskSpec
+from pushbench.tasks.rows.data import COLUMNS, load_rows, row_id
 from pushbench.verifier import Verifier
 
 TOOLS = ["rows", "submit", "status", "final"]
-# Column names as scikit-learn documents them (each CSV's first line holds counts, not names).
-COLUMNS = {
-    "iris": ("sepal_length_cm", "sepal_width_cm", "petal_length_cm", "petal_width_cm", "target"),
-    "wine_data": ("alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols",
-                  "flavanoids", "nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue",
-                  "od280_od315_of_diluted_wines", "proline", "target"),
-}
 OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
-ROW_ID = re.compile(r"r[0-9]{4}")  # used with fullmatch: no trailing newline, ASCII digits
 OBJECTIVE = ("Collect {n} distinct rows of the `{dataset}` data set where column `{column}` {op} {value}. "
              "Use rows(page) to read the data set ({page_rows} rows per page, starting at page 1), "
              "submit(ids) to have rows checked, using row ids exactly as rows() shows them (`r` and a "
              "four-digit row number; at most {max_submit} ids per call), status() to see the verified "
              "count, and final(count) once at least {n} rows are accepted.")
-
-
-def data_file(dataset: str) -> Path:
-    """A CSV inside the installed scikit-learn, found without importing it (an import takes ~2 s)."""
-    spec = importlib.util.find_spec("sklearn")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the rows family reads data sets bundled with scikit-learn; install it")
-    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data" / f"{dataset}.csv"
-
-
-@lru_cache(maxsize=8)
-def load_rows(dataset: str) -> tuple[tuple[str, ...], ...]:
-    """The data rows as their original field strings."""
-    lines = data_file(dataset).read_text(encoding="utf-8").splitlines()[1:]
-    rows = tuple(tuple(line.strip().split(",")) for line in lines if line.strip())
-    if any(len(row) != len(COLUMNS[dataset]) for row in rows):
-        raise ValueError(f"{dataset}: a row does not have {len(COLUMNS[dataset])} fields")
-    return rows
-
-
-def row_id(index: int) -> str:
-    return f"r{index:04d}"
 
 
 def matching(dataset: str, column: str, op: str, value: float) -> list[str]:
