@@ -36,3 +36,19 @@ def test_figures_are_the_same_bytes_twice_and_say_simlm(tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
     assert label_models(["sim/base", "sim/mini"]) == SIM_NOTE
     assert "openai/x" in label_models(["openai/x", "sim/base"])
+
+
+PROFILES = ["sim/perfect", "sim/pro", "sim/mini", "sim/base"]  # deliberately not in profile order
+WEAKEST_FIRST = ["sim/mini", "sim/base", "sim/pro", "sim/perfect"]
+
+
+def test_target_scaling_panels_go_weakest_profile_first() -> None:
+    from pushbench.analysis.reposcan import plot_scaling
+
+    scaling = pd.DataFrame([{"model": m, "controller": c, "target": n, "success_rate": 0.5, "bootstrap_sd": 0.1}
+                            for m in PROFILES for c in ("standard", "gated") for n in (10, 25)])
+    deltas = pd.DataFrame([{"model": m, "target": n, "comparison": "gated − standard", "delta": 0.1,
+                            "ci_low": 0.0, "ci_high": 0.2} for m in PROFILES for n in (10, 25)])
+    fig = plot_scaling(scaling, deltas, ["standard", "gated"])
+    assert [ax.get_title() for ax in fig.axes[:4]] == WEAKEST_FIRST
+    plt.close(fig)

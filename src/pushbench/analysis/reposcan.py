@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
-from pushbench.figures import CONTROLLER_COLORS, label_models
+from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
 
@@ -44,7 +44,8 @@ def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
 
 
 def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[str]) -> plt.Figure:
-    models = sorted(scaling.model.unique())
+    """One column per model, weakest profile first: success by N (top), paired deltas (bottom)."""
+    models = model_order(list(scaling.model))
     fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 5.2), sharex=True, squeeze=False)
     for col, model in enumerate(models):
         ax = axes[0, col]
