@@ -76,7 +76,8 @@ def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[
 
 
 def plot_ablation(table: pd.DataFrame, deltas: pd.DataFrame, order: list[str]) -> plt.Figure:
-    models = sorted(table.model.unique())
+    """Success per controller (bars) and paired deltas (right), one colour per model, weakest profile first."""
+    models = model_order(list(table.model))
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     width = 0.8 / max(1, len(models))
     for i, model in enumerate(models):
