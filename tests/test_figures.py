@@ -52,3 +52,26 @@ def test_target_scaling_panels_go_weakest_profile_first() -> None:
     fig = plot_scaling(scaling, deltas, ["standard", "gated"])
     assert [ax.get_title() for ax in fig.axes[:4]] == WEAKEST_FIRST
     plt.close(fig)
+
+
+def test_ablation_bars_go_weakest_profile_first() -> None:
+    from pushbench.analysis.reposcan import plot_ablation
+
+    table = pd.DataFrame([{"model": m, "controller": c, "success": 0.5, "success_sd": 0.1}
+                          for m in PROFILES for c in ("gated", "stateqgp")])
+    deltas = pd.DataFrame([{"model": m, "comparison": "stateqgp − gated", "delta": 0.1, "ci_low": 0.0,
+                            "ci_high": 0.2} for m in PROFILES])
+    fig = plot_ablation(table, deltas, ["gated", "stateqgp"])
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == WEAKEST_FIRST
+    plt.close(fig)
+
+
+def test_blackbox_agents_go_by_their_model_weakest_first() -> None:
+    from pushbench.analysis.blackbox import plot_counts
+
+    counts = pd.DataFrame([{"agent": f"standin-{m.replace('/', '-')}", "model": m, "target": n, "prompt": p,
+                            "successes": 1} for m in PROFILES for n in (50, 100) for p in ("default", "checklist")])
+    fig = plot_counts(counts)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [
+        f"standin-{m.replace('/', '-')}" for m in WEAKEST_FIRST]
+    plt.close(fig)
