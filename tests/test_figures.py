@@ -75,3 +75,30 @@ def test_blackbox_agents_go_by_their_model_weakest_first() -> None:
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [
         f"standin-{m.replace('/', '-')}" for m in WEAKEST_FIRST]
     plt.close(fig)
+
+
+def test_shown_tables_go_weakest_first_with_three_decimals_and_the_same_text_every_time() -> None:
+    from pushbench.figures import show_table
+
+    table = pd.DataFrame({"model": ["sim/pro", "sim/mini"], "success": [0.9, 2 / 3], "sd": [float("nan"), 0.05],
+                          "episodes": [108, 108]})
+    view = show_table(table)
+    html = view._repr_html_()
+    assert html.index("sim/mini") < html.index("sim/pro")
+    assert "<td>0.667</td>" in html and "<td>0.900</td>" in html and "<td>108</td>" in html
+    assert "<td>–</td>" in html and "<th>" in html and "0.666" not in html
+    assert repr(view).splitlines()[1].split() == ["sim/mini", "0.667", "0.050", "108"]
+    assert repr(show_table(table)) == repr(view)
+    assert "1,234.5" in show_table(pd.DataFrame({"tokens": [1234.5]}), floatfmt=",.1f")._repr_html_()
+
+
+def test_a_shown_figure_is_the_saved_png(tmp_path: Path) -> None:
+    from pushbench.figures import show_figure
+
+    style()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    view = show_figure(fig, tmp_path, "f")
+    assert view._repr_png_() == (tmp_path / "f.png").read_bytes()
+    assert (tmp_path / "f.pdf").is_file()
+    assert repr(view) == "f.png + f.pdf"  # no memory address in the notebook's text/plain output
