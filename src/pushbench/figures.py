@@ -1,6 +1,8 @@
 """Figure and table output with reproducible bytes: PNG + PDF without timestamps, CSV + Markdown.
 
-Every figure title carries the model label; with SimLM it says so (``SIM_NOTE``).
+Every figure title carries the model label; with SimLM it says so (``SIM_NOTE``). Notebooks show
+what they save with ``show_figure`` (the saved PNG itself, inline) and ``show_table`` (rows
+weakest profile first, floats as in the Markdown file); both display the same bytes on every run.
 """
 
 from __future__ import annotations
@@ -50,13 +52,60 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     return [png, pdf]
 
 
+def order_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows with a ``model`` column weakest profile first; the order within a model is kept."""
+    if "model" not in table.columns:
+        return table
+    rank = {m: i for i, m in enumerate(model_order(list(table.model)))}
+    return table.sort_values("model", key=lambda col: col.map(rank), kind="stable")
+
+
 def save_table(table: pd.DataFrame, out_dir: Path, name: str, caption: str, floatfmt: str = ".3f") -> list[Path]:
     """CSV + Markdown; rows with a ``model`` column go weakest profile first (order otherwise kept)."""
-    if "model" in table.columns:
-        rank = {m: i for i, m in enumerate(model_order(list(table.model)))}
-        table = table.sort_values("model", key=lambda col: col.map(rank), kind="stable")
+    table = order_rows(table)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
     table.to_csv(csv, index=False, float_format="%.4f", lineterminator="\n")
     md.write_text(f"{caption}\n\n{table.to_markdown(index=False, floatfmt=floatfmt)}\n", encoding="utf-8")
     return [csv, md]
+
+
+class TableView:
+    """A table as a notebook shows it: rows weakest profile first, no index, floats as ``floatfmt``."""
+
+    def __init__(self, table: pd.DataFrame, floatfmt: str = ".3f") -> None:
+        self.table = order_rows(table).reset_index(drop=True)
+        self.floatfmt = floatfmt
+
+    def _format(self, value: float) -> str:
+        return format(value, self.floatfmt)
+
+    def _repr_html_(self) -> str:
+        return self.table.to_html(index=False, float_format=self._format, na_rep="–")
+
+    def __repr__(self) -> str:
+        return self.table.to_string(index=False, float_format=self._format, na_rep="–")
+
+
+def show_table(table: pd.DataFrame, floatfmt: str = ".3f") -> TableView:
+    """For a notebook cell's last line: the table formatted for reading (display only; the files
+    written by ``save_table`` are unaffected)."""
+    return TableView(table, floatfmt)
+
+
+class FigureView:
+    """A saved figure shown inline as its PNG file's bytes, so the notebook shows the paper figure."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+
+    def _repr_png_(self) -> bytes:
+        return self.paths[0].read_bytes()
+
+    def __repr__(self) -> str:  # no memory address: the executed notebook has the same bytes every run
+        return " + ".join(p.name for p in self.paths)
+
+
+def show_figure(fig: plt.Figure, out_dir: Path, name: str) -> FigureView:
+    """``save_figure`` (PNG + PDF), then show the saved PNG inline (a notebook cell's last line)."""
+    return FigureView(save_figure(fig, out_dir, name))

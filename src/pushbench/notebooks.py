@@ -1,11 +1,15 @@
 """Execute a notebook kept in jupytext percent form (``notebooks/NN-topic.py``) with papermill.
 
-The executed copy is a pipeline output; volatile metadata (papermill timings, kernel versions) is
-removed so a rerun writes the same bytes.
+The executed copy has one parameters cell: papermill's injected cell takes the place of the
+source's default ``parameters`` cell (which it tags ``injected-parameters`` in the staged copy,
+papermill's own "replace this cell" mark) and holds every parameter, the source's defaults
+overridden by the values passed. The executed copy is a pipeline output; volatile metadata
+(papermill timings, kernel versions) is removed so a rerun writes the same bytes.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from pathlib import Path
@@ -33,15 +37,31 @@ def execute(name: str, parameters: dict[str, Any], out_dir: Path | None = None,
     notebook = jupytext.read(source)
     notebook.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
     notebook.metadata["language_info"] = {"name": "python"}
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if "parameters" in tags:  # papermill replaces an `injected-parameters` cell instead of adding one
+            cell.metadata["tags"] = [*tags, "injected-parameters"]
+            break
     nbformat.write(notebook, staged)
     try:
-        papermill.execute_notebook(str(staged), str(output), parameters=parameters, kernel_name=KERNEL,
-                                   language="python", cwd=str(config.ROOT), progress_bar=False,
-                                   log_output=False)
+        papermill.execute_notebook(str(staged), str(output), parameters=all_parameters(staged, parameters),
+                                   kernel_name=KERNEL, language="python", cwd=str(config.ROOT),
+                                   progress_bar=False, log_output=False)
     finally:
         staged.unlink(missing_ok=True)
     scrub(output)
     return output
+
+
+def all_parameters(notebook: Path, passed: dict[str, Any]) -> dict[str, Any]:
+    """The notebook's default parameters (literals, in their order) overridden by ``passed``."""
+    defaults = {}
+    for name, spec in papermill.inspect_notebook(str(notebook)).items():
+        try:
+            defaults[name] = ast.literal_eval(spec["default"])
+        except (ValueError, SyntaxError) as error:
+            raise ValueError(f"{notebook.name}: parameter {name} = {spec['default']} is not a literal") from error
+    return {**defaults, **passed}
 
 
 def scrub(path: Path) -> None:

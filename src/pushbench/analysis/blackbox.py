@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from pushbench.figures import label_models
+from pushbench.figures import label_models, model_order
 from pushbench.harness.grid import checklist_deltas
 
 
@@ -21,8 +21,15 @@ def deltas(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
     return checklist_deltas(episodes, n_resamples=n_resamples, seed=seed)
 
 
+def agent_order(counts: pd.DataFrame) -> list[str]:
+    """Agents by the profile of the model driving them, weakest first (then by name)."""
+    rank = {m: i for i, m in enumerate(model_order(list(counts.model)))}
+    pairs = counts[["agent", "model"]].drop_duplicates()
+    return sorted(set(pairs.agent), key=lambda a: (min(rank[m] for m in pairs.model[pairs.agent == a]), a))
+
+
 def plot_counts(counts: pd.DataFrame) -> plt.Figure:
-    agents = sorted(counts.agent.unique())
+    agents = agent_order(counts)
     targets = sorted(counts.target.unique())
     fig, axes = plt.subplots(1, len(targets), figsize=(3.6 * len(targets), 3.2), sharey=True, squeeze=False)
     for ax, target in zip(axes[0], targets):

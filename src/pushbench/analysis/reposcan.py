@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
-from pushbench.figures import CONTROLLER_COLORS, label_models
+from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
 
@@ -44,7 +44,8 @@ def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
 
 
 def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[str]) -> plt.Figure:
-    models = sorted(scaling.model.unique())
+    """One column per model, weakest profile first: success by N (top), paired deltas (bottom)."""
+    models = model_order(list(scaling.model))
     fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 5.2), sharex=True, squeeze=False)
     for col, model in enumerate(models):
         ax = axes[0, col]
@@ -75,7 +76,8 @@ def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[
 
 
 def plot_ablation(table: pd.DataFrame, deltas: pd.DataFrame, order: list[str]) -> plt.Figure:
-    models = sorted(table.model.unique())
+    """Success per controller (bars) and paired deltas (right), one colour per model, weakest profile first."""
+    models = model_order(list(table.model))
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     width = 0.8 / max(1, len(models))
     for i, model in enumerate(models):
