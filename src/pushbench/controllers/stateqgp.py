@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pushbench import guidance
 from pushbench.controllers.base import Controller, Intercept, final_gate
 from pushbench.tools.base import Observation, ToolCall
 
@@ -26,8 +27,7 @@ class StateQGPController(Controller):
         self.intercepted = False
 
     def system_note(self) -> str:
-        return ("A progress controller tracks verified progress: every tool result ends with a "
-                "[progress] line, and final is only accepted once the verified count reaches the target.")
+        return guidance.ITEM_RULES
 
     # --- before the action -------------------------------------------------------------------
     def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
@@ -57,16 +57,16 @@ class StateQGPController(Controller):
             kept.append(item)
         dropped = len(ids) - len(kept)
         if dropped:
-            self.notes.append(f"[controller] removed {dropped} id(s) already submitted.")
+            self.notes.append(guidance.removed_submitted(dropped))
         if kept:
             return ToolCall("submit", {**args, "ids": kept}, call.call_id)
         if self.pages and self.order:
             query = self.order[-1]
             nxt = self._unseen_page(query)
             if nxt:
-                self.notes.append(f'[controller] nothing new to submit; reading page {nxt} of "{query}" instead.')
+                self.notes.append(guidance.reading_instead(nxt, query))
                 return ToolCall("search", {"query": query, "page": nxt}, call.call_id)
-        return Intercept("[controller] all ids in this submit were already submitted; nothing was sent.")
+        return Intercept(guidance.NOTHING_SENT)
 
     def _advance(self, call: ToolCall, args: dict[str, Any]) -> ToolCall | Intercept:
         query, page = norm(args["query"]), args.get("page", 1)
@@ -74,9 +74,8 @@ class StateQGPController(Controller):
             return call
         nxt = self._unseen_page(query)
         if nxt is None:
-            return Intercept(f'[controller] all {self.page_count[query]} pages of "{query}" were already '
-                             "read; try a different query.")
-        self.notes.append(f'[controller] page {page} of "{query}" was already read; showing page {nxt}.')
+            return Intercept(guidance.all_pages_read(self.page_count[query], query))
+        self.notes.append(guidance.page_advanced(page, query, nxt))
         return ToolCall("search", {**args, "query": query, "page": nxt}, call.call_id)
 
     def _unseen_page(self, query: str) -> int | None:
@@ -119,19 +118,12 @@ class StateQGPController(Controller):
             return []
         hits = sorted(self.pending.values(), key=lambda h: h.rank)
         self.pending = {}
-        body = self.render_hits(hits)
-        return [f"[controller] unsubmitted hits from pages you read earlier (submit any that qualify):\n{body}"]
+        return [guidance.buffered_hits(self.render_hits(hits))]
 
     def _progress(self, env: Any) -> str:
         verified, target = env.verifier.valid_count, env.task.target
-        parts = [f"[progress] verified accepted {verified}/{target}"]
-        if self.dedupe:
-            parts.append(f"ids submitted {len(self.submitted)}")
-        if self.pages and self.order:
-            parts.append("read: " + "; ".join(f'"{q}" p{",".join(map(str, sorted(self.read[q])))}/'
-                                              f"{self.page_count[q]}" for q in self.order[-6:]))
-        parts.append("final is blocked until the target is verified" if verified < target else "target reached")
-        return " · ".join(parts)
+        read = [(q, sorted(self.read[q]), self.page_count[q]) for q in self.order[-6:]] if self.pages else None
+        return guidance.item_progress(verified, target, len(self.submitted) if self.dedupe else None, read)
 
     def on_stop(self, env: Any) -> Intercept | None:
         return final_gate(ToolCall("final", {}), env)

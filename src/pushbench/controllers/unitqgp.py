@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pushbench import guidance
 from pushbench.controllers.base import Controller, Intercept, final_gate
 from pushbench.tools.base import Observation, ToolCall
 
@@ -44,10 +45,7 @@ class UnitQGPController(Controller):
         return len(self.recovered)
 
     def system_note(self) -> str:
-        return ("A backlog controller tracks the units: every tool result ends with a [progress] block "
-                "(passed, attempted and pending units, and the next unit), a submit of a unit changed since "
-                "its last checker run runs the checker first, and final is only accepted once the verified "
-                "count reaches the target.")
+        return guidance.UNIT_RULES
 
     # --- before the action -------------------------------------------------------------------
     def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
@@ -70,15 +68,13 @@ class UnitQGPController(Controller):
         unit = args.get("unit")
         record = env.records.get(unit) if isinstance(unit, str) else None
         if record is not None and record.state == "passed" and call.name != "status":
-            return Intercept(f"[controller] {unit} is already accepted; nothing more to do there.\n"
-                             f"{self._next_line(env, exclude=unit)}")
+            return Intercept(f"{guidance.already_accepted(unit)}\n{self._next_line(env, exclude=unit)}")
         if record is not None and call.name == env.submit_tool:
             steer = self._steer_submit(unit, record, call, env)
             if steer is not None:
                 return steer
         if repeat and call.name in (*env.read_tools, env.checker_tool):
-            return Intercept(f"[controller] this repeats your previous call exactly; its result is above.\n"
-                             f"{self._next_line(env)}")
+            return Intercept(f"{guidance.REPEATED}\n{self._next_line(env)}")
         if self.since_work >= self.stale_limit and call.name not in env.work_tools():
             self.since_work = 0  # at most one redirect per stale stretch
             return self._unstick(call, env)
@@ -88,22 +84,18 @@ class UnitQGPController(Controller):
 
     def _steer_submit(self, unit: str, record: Any, call: ToolCall, env: Any) -> ToolCall | Intercept | None:
         if record.changed_since_check or record.last_check is None:
-            self.notes.append(f"[controller] {unit} was not checked since its last change: ran "
-                              f"{env.checker_tool}({unit}) instead of submitting. Submit it once it passes.")
+            self.notes.append(guidance.checked_instead(unit, env.checker_tool))
             return ToolCall(env.checker_tool, {"unit": unit}, call.call_id)
         if record.last_check is False:
-            return Intercept(f"[controller] {unit}'s last checker run failed and nothing changed since; fix it "
-                             f"(answer or edit), then run {env.checker_tool}({unit}).")
+            return Intercept(guidance.failed_unchanged(unit, env.checker_tool))
         return None
 
     def _unstick(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
         ready = self._ready(env)
         if ready:
-            self.notes.append(f"[controller] no unit was accepted in the last {self.stale_limit} steps; "
-                              f"submitting {ready[0]}, which passed its checker.")
+            self.notes.append(guidance.stale_submit(self.stale_limit, ready[0]))
             return ToolCall(env.submit_tool, {"unit": ready[0]}, call.call_id)
-        return Intercept(f"[controller] no unit was accepted in the last {self.stale_limit} steps.\n"
-                         f"{self._next_line(env)}")
+        return Intercept(f"{guidance.stale(self.stale_limit)}\n{self._next_line(env)}")
 
     # --- after the action --------------------------------------------------------------------
     def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
@@ -113,7 +105,7 @@ class UnitQGPController(Controller):
         accepted = False
         if unit is not None and "checker" in info:
             if info["checker"]:
-                extra.append(f"[controller] {unit} passed its checker: submit({unit}) now.")
+                extra.append(guidance.submit_now(unit))
             elif unit in self.attempted:
                 self.failed.add(unit)
         verdict = info.get("verdict")
@@ -129,7 +121,7 @@ class UnitQGPController(Controller):
         self.since_work = 0 if worked or accepted else self.since_work + 1
         if obs.ok and call.name in env.change_tools and unit is not None:
             self.attempted.add(unit)
-            extra.append(f"[controller] next: {env.checker_tool}({unit}) before submitting.")
+            extra.append(guidance.check_next(env.checker_tool, unit))
         obs.text = "\n".join([obs.text, *extra, self._progress(env)])
         return obs
 
@@ -161,23 +153,16 @@ class UnitQGPController(Controller):
     def _next_line(self, env: Any, exclude: str | None = None) -> str:
         unit = self.next_unit(env, exclude)
         if unit is None:
-            return "[controller] every unit is accepted; call final with the verified count."
+            return guidance.ALL_ACCEPTED
         info = env.records[unit].info
-        return f"[controller] Next: {unit} [{info.kind}] {info.title}"
+        return guidance.next_unit(unit, info.kind, info.title)
 
     def _progress(self, env: Any) -> str:
         verified, target = env.verifier.valid_count, env.task.target
-        attempted = [f"{u} (checker {'PASS' if r.last_check and not r.changed_since_check else 'FAIL' if r.last_check is False else 'not run'})"
-                     for u, r in env.records.items() if r.state == "attempted"]
-        parts = [f"[progress] verified accepted {verified}/{target}",
-                 "passed: " + (",".join(env.passed_units()) or "none"),
-                 "attempted: " + (", ".join(attempted) or "none"),
-                 "pending: " + (",".join(env.pending_units()) or "none")]
-        nxt = self.next_unit(env)
-        if nxt:
-            parts.append(f"next: {nxt}")
-        parts.append("final is blocked until the target is verified" if verified < target else "target reached")
-        return " · ".join(parts)
+        attempted = [(u, "PASS" if r.last_check and not r.changed_since_check else "FAIL" if r.last_check is False
+                      else "not run") for u, r in env.records.items() if r.state == "attempted"]
+        return guidance.unit_progress(verified, target, env.passed_units(), attempted, env.pending_units(),
+                                      self.next_unit(env))
 
     def on_stop(self, env: Any) -> Intercept | None:
         gate = final_gate(ToolCall("final", {}), env)

@@ -18,6 +18,21 @@ Optional parts (a builder without them behaves exactly like ``full``):
   builder's own model requests (e.g. a summary of evicted messages). Each request is an LLM call,
   counted, and its reply is stored in the transcript (marked ``name: memory-<purpose>``) so the
   episode can be replayed.
+
+To steer SimLM, emit these forms (``pushbench.guidance``; ``guidance.FORMS`` says which ones SimLM
+reads). A memory's own notices start with ``[memory]``. SimLM reads:
+
+- ``guidance.MEMORY_WARNING`` as the latest message: it writes its progress note now;
+- ``guidance.SUMMARY_SYSTEM`` as the system message of a tool-less request: it writes a summary;
+- ``guidance.core_block("progress", ...)`` in the system message: the note it edits next;
+- ``guidance.memory_stats`` in the system message: whether archival memory has passages to search;
+- memory notes (``guidance.count_note``, ``read_note``, ``submitted_note``, and verdict lines
+  quoted with ``guidance.quoted``) anywhere it reads: recalled as facts (``guidance.note_facts``).
+
+Framing lines (``guidance.evicted_summary``'s and ``guidance.RETRIEVED``'s first lines,
+``guidance.retrieved_item`` headers) and prompt rules (``guidance.MEMGPT_RULES``,
+``guidance.MEMGPT_PERSONA``) are for real models; what they frame is read as ordinary lines.
+``tests/test_guidance.py`` checks every ``[memory]`` line a memory emits is a form here.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import numpy as np
 from langgraph.store.base import SearchOp
 from langgraph.store.memory import InMemoryStore
 
+from pushbench import guidance
 from pushbench.memory.base import Event
 from pushbench.memory.memgpt import message_text
 from pushbench.memory.retrieval import HashingEmbedder
@@ -39,7 +40,7 @@ DIMS = 256  # embedding size: small enough that a search over 1,000 items stays 
 RECENT_FRACTION = 0.5  # of the window for the recent messages (LangGraph's trim_messages, strategy "last")
 MEMORY_FRACTION = 0.2  # of the window at most for the retrieved items
 ITEM_CHARS = 2_500  # a retrieved item shows at most this much text
-HEADER = "[memory] Retrieved from the long-term store (for the task and the latest event):"
+HEADER = guidance.RETRIEVED  # the message's first line (SimLM's guidance vocabulary)
 
 
 class LangGraphStoreMemory:
@@ -135,7 +136,7 @@ class LangGraphStoreMemory:
             message = self.messages[index]
             text = message_text(message)
             text = text[:ITEM_CHARS] + (" [...]" if len(text) > ITEM_CHARS else "")
-            block = f"(memory from step {self._step(index)}, {message.get('role')})\n{text}"
+            block = guidance.retrieved_item(self._step(index), message.get("role"), text)
             cost = self.block_tokens.get(index)
             if cost is None:
                 cost = self.block_tokens[index] = count_message_tokens([{"role": "user", "content": block}]) - 6

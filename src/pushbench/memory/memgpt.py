@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 import fastjsonschema
 
+from pushbench import guidance
 from pushbench.memory.base import Event, SideLLM
 from pushbench.memory.retrieval import VectorIndex, pages
 from pushbench.tokens import count_message_tokens
@@ -43,26 +44,9 @@ MAX_ROUNDS = 3  # eviction rounds per render when a summary itself overflows
 PAGE_SIZE = 5  # search results per page
 RESULT_CHARS = 1_500  # a conversation_search result shows at most this much of a message
 
-PERSONA = ("I am a careful, persistent agent. I keep my progress block current (verified count, "
-           "searches and pages read), archive the ids I submit, and check memory before resubmitting.")
-INSTRUCTIONS = (
-    "Memory: your context holds the most recent messages only; when it is full, older messages are "
-    "evicted and replaced by a summary you write. Core memory (below) is always visible; edit it with "
-    "core_memory_append and core_memory_replace (each block has a character limit). Save what you will "
-    "need later (verified progress, what you submitted, which search pages you read) before it is "
-    "evicted. archival_memory_insert stores a passage and archival_memory_search finds passages; "
-    "conversation_search finds earlier messages, including evicted ones. Memory tools do not use the "
-    "step budget.")
-WARNING = ("[memory] Warning: the conversation history will soon reach its maximum length and older "
-           "messages will be evicted. Save any important information to core or archival memory now.")
-SUMMARY_SYSTEM = (
-    "Your job is to summarize a history of previous messages in a conversation between you (an agent) "
-    "and a tool environment. These messages are about to be evicted from your context. Write, in the "
-    "first person, what you will need to continue the task: the verified progress, the identifiers you "
-    "submitted, and the searches and pages you read. Only output the summary.")
-SUMMARY_REQUEST = "Summarize the messages above now (they will be evicted)."
-SUMMARY_HEADER = ("[memory] {n} earlier messages were evicted from the context ({total} messages so far; "
-                  "search them with conversation_search). Summary you wrote when they were evicted:\n")
+# The prompt texts and notices are SimLM's guidance vocabulary (pushbench.guidance); the names stay here.
+PERSONA, INSTRUCTIONS, WARNING = guidance.MEMGPT_PERSONA, guidance.MEMGPT_RULES, guidance.MEMORY_WARNING
+SUMMARY_SYSTEM, SUMMARY_REQUEST = guidance.SUMMARY_SYSTEM, guidance.SUMMARY_REQUEST
 
 
 def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -101,7 +85,7 @@ class Block:
     limit: int = BLOCK_LIMIT
 
     def render(self) -> str:
-        return f'<{self.label} characters="{len(self.value)}/{self.limit}">\n{self.value}\n</{self.label}>'
+        return guidance.core_block(self.label, self.value, self.limit)
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -210,9 +194,7 @@ class MemGPTMemory:
 
     def _compile(self) -> None:
         """Rebuild the system prompt (only when memory changed, as Letta does)."""
-        stats = (f"### Memory\n{len(self.recall)} messages are stored in recall memory (conversation_search); "
-                 f"{len(self.archival)} passages in archival memory (archival_memory_search).\n"
-                 "Core memory blocks:")
+        stats = guidance.memory_stats(len(self.recall), len(self.archival))
         blocks = "\n".join(b.render() for b in self.blocks.values())
         self.system_message = {"role": "system",
                                "content": f"{self.base_system}\n\n{INSTRUCTIONS}\n\n{stats}\n{blocks}"}
@@ -242,8 +224,7 @@ class MemGPTMemory:
             self.messages, self.tokens = self.messages[cut:], self.tokens[cut:]
             self.total = sum(self.tokens)
             self.evicted += cut
-            self.summary = {"role": "user",
-                            "content": SUMMARY_HEADER.format(n=self.evicted, total=len(self.recall)) + text}
+            self.summary = {"role": "user", "content": guidance.evicted_summary(self.evicted, len(self.recall), text)}
             self.summary_tokens = count_message_tokens([self.summary]) - 3
             self.warned = False
             self.log.append({"step": self.step, "evicted": cut, "kept": len(self.messages),
@@ -321,7 +302,7 @@ class MemGPTMemory:
             text = message_text(message)
             cut = text[:RESULT_CHARS] + (" [...]" if len(text) > RESULT_CHARS else "")
             lines.append(f"({rank}) step {step}, {message.get('role')}:")
-            lines += ["| " + line for line in cut.splitlines()]
+            lines += [guidance.quoted(line) for line in cut.splitlines()]
         return "\n".join(lines)
 
 

@@ -2,9 +2,10 @@
 
 SimLM sees memory only as a real model would: tool schemas (``core_memory_*``, ``archival_memory_*``,
 ``conversation_search``), core memory blocks in the system prompt, search results and summaries as
-messages. It writes notes in a plain line format that its RepoScan reader parses back as facts
-(``note_facts``); they then go through the same bounded attention as everything else, so a note at
-the top of a long context is recalled no better than any other old fact.
+messages. It writes notes in a plain line format that its RepoScan reader parses back as facts;
+the notes, the memory's warning, blocks and statistics are forms of ``pushbench.guidance``, rendered
+and parsed there (``note_facts``). Notes then go through the same bounded attention as everything
+else, so a note at the top of a long context is recalled no better than any other old fact.
 
 Behaviours (each taken with the profile's ``follow_guidance`` probability: the memory instructions in
 the system prompt are guidance like any other):
@@ -25,42 +26,19 @@ Skills act only for minds that keep RepoScan facts; other families get the memor
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import numpy as np
 
+from pushbench.guidance import (ARCHIVE_SIZE, PROGRESS_BLOCK, SUMMARY_CUE, WARNING_CUE, count_note, note_facts,
+                                read_note, submitted_note)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.tokens import count_message_tokens, count_tokens
 
 MEMORY_TOOLS = frozenset({"core_memory_append", "core_memory_replace", "archival_memory_insert",
                           "archival_memory_search", "conversation_search"})
-SUMMARY_CUE = re.compile(r"summari[sz]e a history of previous messages", re.I)
-WARNING_CUE = "[memory] Warning:"
 MAX_READ_QUERIES = 6  # queries kept in the progress block's read line
-
-# --- the note format (written here, parsed by the RepoScan reader) ------------------------------
-_NOTE_COUNT = re.compile(r"^progress: (\d+) accepted")
-_NOTE_IDS = re.compile(r"^submitted: (.+)$")
-_NOTE_READ = re.compile(r"^read: (.+)$")
-_READ_ITEM = re.compile(r'"([^"]*)" p(\d+)/(\d+)')
-_QUOTED_VERDICT = re.compile(r"^\| +(?:accepted|rejected|duplicate) +(\S+)$")
-_BLOCK = re.compile(r'<progress characters="\d+/\d+">\n(.*?)\n</progress>', re.S)
-_ARCHIVE_SIZE = re.compile(r"(\d+) passages in archival memory")
-
-
-def note_facts(line: str) -> list[tuple[str, str, int]]:
-    """Facts in one line of a memory note: ("count", "", n), ("done", id, 0), ("page", query, p*1000+t)."""
-    if m := _NOTE_COUNT.match(line):
-        return [("count", "", int(m.group(1)))]
-    if m := _NOTE_IDS.match(line):
-        return [("done", uid.strip(), 0) for uid in m.group(1).split(",") if uid.strip()]
-    if m := _NOTE_READ.match(line):
-        return [("page", q, int(p) * 1000 + int(t)) for q, p, t in _READ_ITEM.findall(m.group(1))]
-    if m := _QUOTED_VERDICT.match(line):
-        return [("done", m.group(1), 0)]
-    return []
 
 
 def is_summary_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
@@ -92,12 +70,12 @@ def _this_step(messages: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, s
 
 def _block(messages: list[dict[str, Any]]) -> str | None:
     system = str(messages[0].get("content") or "") if messages else ""
-    m = _BLOCK.search(system)
+    m = PROGRESS_BLOCK.search(system)
     return m.group(1) if m else None
 
 
 def _archive_size(messages: list[dict[str, Any]]) -> int:
-    m = _ARCHIVE_SIZE.search(str(messages[0].get("content") or "")) if messages else None
+    m = ARCHIVE_SIZE.search(str(messages[0].get("content") or "")) if messages else None
     return int(m.group(1)) if m else 0
 
 
@@ -128,8 +106,7 @@ def recalled_pages(mind: Any, recalled: np.ndarray, pages: dict[str, tuple[int, 
 
 
 def _read_line(pages: dict[str, tuple[int, int]], limit: int = MAX_READ_QUERIES) -> str:
-    items = list(pages.items())[-limit:]
-    return "read: " + "; ".join(f'"{q}" p{r}/{t}' for q, (r, t) in items) if items else ""
+    return read_note(list(pages.items())[-limit:])
 
 
 def _recall(mind: Any) -> tuple[np.ndarray, int]:
@@ -163,7 +140,7 @@ def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
             and stable_uniform(mind.seed, "mem-archive", step) < follow):
         ids = [uid for uid in _submitted_ids(ext) if uid]
         if ids:
-            return _call("archival_memory_insert", {"content": "submitted: " + ", ".join(ids)}, call_id)
+            return _call("archival_memory_insert", {"content": submitted_note(ids)}, call_id)
     turn = mind.act(messages, tools)
     if (turn.call is not None and turn.call.name == "submit" and _archive_size(messages) > 0
             and "archival_memory_search" not in since
@@ -201,7 +178,7 @@ def _progress_note(mind: Any, messages: list[dict[str, Any]], target: int, name:
         misread = ((kind == rs.REJECTED) | (kind == rs.DUPLICATE)) & (aux == 1)
         fresh = int((after & ((kind == rs.ACCEPTED) | misread)).sum()) if name == "submit" else 0
         count = max(believed, _note_count(block) + fresh)
-    lines = [f"progress: {count} accepted of target {target}"]
+    lines = [count_note(count, target)]
     read = _read_line(recalled_pages(mind, recalled, _note_pages(block)))
     if read:
         lines.append(read)
@@ -240,10 +217,10 @@ def _summary_text(mind: Any, target: int) -> str:
     done_kinds = (kind == rs.SUBMITTED) | (kind == rs.ACCEPTED) | (kind == rs.REJECTED) | (kind == rs.DUPLICATE) \
         | (kind == rs.MEM_DONE)
     done = list(dict.fromkeys(facts.names[int(k)] for k in key[recalled & done_kinds]))
-    lines = [f"progress: {count} accepted of target {target}"]
+    lines = [count_note(count, target)]
     read = _read_line(recalled_pages(mind, recalled, {}), limit=10**6)
     if read:
         lines.append(read)
     if done:
-        lines.append("submitted: " + ", ".join(done))
+        lines.append(submitted_note(done))
     return "\n".join(lines)

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from pushbench.guidance import PROGRESS as PROGRESS_LINE
+from pushbench.guidance import BLOCKED_MARK, CHECK_NOW, SUBMIT_NOW, UNIT_LINE, progress_passed
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader
@@ -34,16 +36,11 @@ from pushbench.policies.sim.profiles import Profile
  VIEW, EDIT_FAILED, PROGRESS) = range(13)
 VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
 
-_LISTED = re.compile(r"^(?:\[controller\] Next: )?([A-Za-z0-9_.-]+) \[(\w+)\] (.+)$")
 _CHECK = re.compile(r"^checker (\S+): (PASS|FAIL)$")
 _VERDICT = re.compile(r"^submit (\S+): (accepted|rejected|duplicate)\b")
 _STATUS = re.compile(r"^status: (\d+) units accepted \(verified\) of target (\d+)")
-_PROGRESS = re.compile(r"^\[progress\] verified accepted (\d+)/(\d+)")
-_PROGRESS_PASSED = re.compile(r"passed: ([\w.,-]+)")
-_PROGRESS_NEXT = re.compile(r"next: ([\w.-]+)")
-_SUBMIT_NOW = re.compile(r"^\[controller\] (\S+) passed its checker: submit")
-_CHECK_NOW = re.compile(r"^\[controller\] next: \w+\((\S+)\) before submitting")
-BLOCKED_MARK = "[controller] final blocked"
+# Backlog/next-unit lines, progress blocks, blocked final and the controller's submit/check
+# instructions are read through pushbench.guidance, the vocabulary UnitQGP renders with.
 
 
 class UnitMind:
@@ -89,7 +86,7 @@ class UnitMind:
 
     def _parse_line(self, reader: ContextReader, line: str, offset: int, step: int) -> None:
         facts, state = reader.facts, reader.state
-        if m := _LISTED.match(line):
+        if m := UNIT_LINE.match(line):
             state["titles"][m.group(1)] = m.group(3)
             facts.add(LISTED, offset, step, m.group(1))
         elif m := _CHECK.match(line):
@@ -97,14 +94,13 @@ class UnitMind:
         elif m := _VERDICT.match(line):
             misread = stable_uniform(self.seed, "conflate", m.group(1), step) < self.profile.conflate
             facts.add(VERDICT_KIND[m.group(2)], offset, step, m.group(1), int(misread and m.group(2) != "accepted"))
-        elif (m := _STATUS.match(line)) or (m := _PROGRESS.match(line)):
+        elif (m := _STATUS.match(line)) or (m := PROGRESS_LINE.match(line)):
             count = int(m.group(1))
             rising = count > state.get("last_status", 0)
             state["last_status"] = max(count, state.get("last_status", 0))
             facts.add(STATUS, offset, step, "", count * 2 + int(rising))
-            if line.startswith("[progress]"):
-                passed = _PROGRESS_PASSED.search(line)
-                for unit in (passed.group(1).split(",") if passed and passed.group(1) != "none" else []):
+            if m.re is PROGRESS_LINE:
+                for unit in progress_passed(line):
                     facts.add(PROGRESS, offset, step, unit)
         elif line.startswith(BLOCKED_MARK):
             followed = stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance
@@ -160,9 +156,9 @@ class UnitMind:
         if stable_uniform(self.seed, "guide", step) >= self.profile.follow_guidance:
             return None
         for line in last.splitlines():
-            if m := _SUBMIT_NOW.match(line):
+            if m := SUBMIT_NOW.match(line):
                 return "submit", {"unit": m.group(1)}
-            if m := _CHECK_NOW.match(line):
+            if m := CHECK_NOW.match(line):
                 if stable_uniform(self.seed, "skip", m.group(1), step) >= self.profile.skip_checker:
                     return self.checker_tool, {"unit": m.group(1)}
         return None

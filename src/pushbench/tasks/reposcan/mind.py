@@ -20,15 +20,16 @@ from typing import Any
 
 import numpy as np
 
+from pushbench.guidance import ALL_READ, BLOCKED_MARK, BUFFER_MARK, PROGRESS, note_facts, progress_read
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader
-from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, note_facts
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
 from pushbench.policies.sim.profiles import Profile
 from pushbench.tasks.reposcan.reader import Goal, expansion_terms, judge_hit, name_tokens, parse_objective
 
 HIT_VALID, HIT_INVALID, PAGE, SUBMITTED, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE = range(9)
-MEM_COUNT, MEM_DONE, MEM_PAGE = 9, 10, 11  # from memory notes (memory_skills.note_facts): count, id done, page read
+MEM_COUNT, MEM_DONE, MEM_PAGE = 9, 10, 11  # from memory notes (guidance.note_facts): count, id done, page read
 NOTE_KIND = {"count": MEM_COUNT, "done": MEM_DONE, "page": MEM_PAGE}
 VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
 
@@ -38,12 +39,9 @@ _HIT = re.compile(r"^\[(\d+)\] (\S+)$")
 _LINE = re.compile(r"^    L(\d+): (.*)$")
 _VERDICT = re.compile(r"^  (accepted|rejected|duplicate)\s+(\S+)$")
 _STATUS = re.compile(r"^status: (\d+) accepted \(verified\) of target (\d+)")
-_PROGRESS = re.compile(r"^\[progress\] verified accepted (\d+)/(\d+)")
-_READ = re.compile(r'"([^"]*)" p([\d,]+)/(\d+)')
-_ALL_READ = re.compile(r'^\[controller\] all (\d+) pages of "(.*)" were already read')
 _MAX_SUBMIT = re.compile(r"at most (\d+) identifiers", re.I)
-BLOCKED_MARK = "[controller] final blocked"
-BUFFER_MARK = "[controller] unsubmitted hits"
+# Controller guidance (progress blocks, blocked final, all pages read, buffered hits) and memory
+# notes are read through pushbench.guidance, the vocabulary controllers and memories render with.
 
 
 class RepoScanMind:
@@ -107,13 +105,12 @@ class RepoScanMind:
                 # aux: would this verdict be mistaken for progress when counting from memory?
                 misread = stable_uniform(self.seed, "conflate", m.group(2), step) < self.profile.conflate
                 facts.add(VERDICT_KIND[m.group(1)], offset, step, m.group(2), int(misread))
-            elif m := _ALL_READ.match(line):
+            elif m := ALL_READ.match(line):
                 pages = int(m.group(1))
                 facts.add(PAGE, offset, step, m.group(2), pages * 1000 + pages)
-            elif (m := _STATUS.match(line)) or (m := _PROGRESS.match(line)):
-                if line.startswith("[progress]"):  # the controller's record of pages read
-                    state["progress_read"] = {q: (max(map(int, p.split(","))), int(t))
-                                              for q, p, t in _READ.findall(line)}
+            elif (m := _STATUS.match(line)) or (m := PROGRESS.match(line)):
+                if m.re is PROGRESS:  # the controller's record of pages read
+                    state["progress_read"] = progress_read(line)
                 count = int(m.group(1))
                 rising = count > state.get("last_status", 0)
                 state["last_status"] = max(count, state.get("last_status", 0))
