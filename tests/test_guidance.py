@@ -40,16 +40,11 @@ NOT_READ_BY_SIMLM = {
                          "submitted and reads the verdict lines",
     "nothing-sent": "StateQGP's refusal of an all-duplicate submit; SimLM sees no verdict lines and keeps "
                     "its own submit call as submitted",
-    "already-accepted": "UnitQGP's refusal of an action on an accepted unit; SimLM reads only the Next line after it",
     "checked-instead": "UnitQGP's notice that a submit ran the checker; SimLM reads the checker result and the "
                        "submit-now line, not the notice",
-    "failed-unchanged": "UnitQGP's instruction to fix a unit whose checker failed before resubmitting; SimLM "
-                        "does not parse it (it reworks the unit from its own recall of the FAIL)",
-    "repeated-call": "UnitQGP's refusal of an exact repeat; SimLM reads only the Next line after it",
     "stale": "UnitQGP's stale-stretch redirect; SimLM reads only the Next line after it",
     "stale-submit": "UnitQGP's notice that it submitted a checker-passed unit; SimLM reads the submit verdict "
                     "that follows, not the notice",
-    "all-accepted": "UnitQGP's instruction to call final; SimLM decides final from its believed count",
     "item-rules": "StateQGP's system note; SimLM reads the system message only for memory notes (RepoScan)",
     "unit-rules": "UnitQGP's system note; the work-unit minds do not read the system message",
     "memgpt-persona": "MemGPT's persona block (prompt rule); SimLM's memory skills act because the memory "
@@ -123,13 +118,14 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
     ("buffered-hits", g.buffered_hits("[1] pkg.mod.fn\n    L3: def fn():"), (), lambda t: g.BUFFER_MARK in t, True),
     ("next-unit", g.next_unit("U01", "csv_field", "What is `x`?"), ("U01", "csv_field", "What is `x`?"),
      lambda t: g.UNIT_LINE.match(t).groups(), ("U01", "csv_field", "What is `x`?")),
-    ("all-accepted", g.ALL_ACCEPTED, (), None, None),
+    ("all-accepted", g.ALL_ACCEPTED, (), lambda t: t == g.ALL_ACCEPTED, True),
     ("submit-now", g.submit_now("U01"), ("U01",), lambda t: g.SUBMIT_NOW.match(t).group(1), "U01"),
     ("check-next", g.check_next("run_tests", "U01"), ("U01",), lambda t: g.CHECK_NOW.match(t).group(1), "U01"),
-    ("already-accepted", g.already_accepted("U01"), ("U01",), None, None),
+    ("already-accepted", g.already_accepted("U01"), ("U01",), lambda t: g.ALREADY_ACCEPTED.match(t).group(1), "U01"),
     ("checked-instead", g.checked_instead("U01", "run_checker"), ("U01", "run_checker"), None, None),
-    ("failed-unchanged", g.failed_unchanged("U01", "run_tests"), ("U01", "run_tests"), None, None),
-    ("repeated-call", g.REPEATED, (), None, None),
+    ("failed-unchanged", g.failed_unchanged("U01", "run_tests"), ("U01", "run_tests"),
+     lambda t: g.FAILED_UNCHANGED.match(t).group(1), "U01"),
+    ("repeated-call", g.REPEATED, (), lambda t: g.REPEATED in t.splitlines(), True),
     ("stale", g.stale(8), ("8",), None, None),
     ("stale-submit", g.stale_submit(8, "U02"), ("8", "U02"), None, None),
     ("item-rules", g.ITEM_RULES, (), None, None),

@@ -116,7 +116,8 @@ def buffered_hits(body: str) -> str:
 
 
 # --- work-unit redirects and notices (UnitQGP) -----------------------------------------------------
-# SimLM reads a backlog line (``U01 [kind] title``, tools/units.py) and the next-unit line alike.
+# SimLM reads a backlog line (``U01 [kind] title``, tools/units.py) and the next-unit line alike, and
+# the next-unit line's unit (NEXT_UNIT) when it picks another unit after a repeat refusal.
 UNIT_LINE = re.compile(r"^(?:\[controller\] Next: )?([A-Za-z0-9_.-]+) \[(\w+)\] (.+)$")
 NEXT_UNIT = re.compile(r"^\[controller\] Next: ([A-Za-z0-9_.-]+) \[(\w+)\] (.+)$")
 ALL_ACCEPTED = "[controller] every unit is accepted; call final with the verified count."
@@ -291,14 +292,14 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("removed-submitted", "controller", REMOVED),
     Form("nothing-sent", "controller", _exact(NOTHING_SENT)),
     Form("buffered-hits", "controller", BUFFER, (BUFFER_MARK,)),
-    Form("next-unit", "controller", NEXT_UNIT, (UNIT_LINE,)),
-    Form("all-accepted", "controller", _exact(ALL_ACCEPTED)),
+    Form("next-unit", "controller", NEXT_UNIT, (UNIT_LINE, NEXT_UNIT)),
+    Form("all-accepted", "controller", _exact(ALL_ACCEPTED), (ALL_ACCEPTED,)),
     Form("submit-now", "controller", SUBMIT_NOW, (SUBMIT_NOW,)),
     Form("check-next", "controller", CHECK_NOW, (CHECK_NOW,)),
-    Form("already-accepted", "controller", ALREADY_ACCEPTED),
+    Form("already-accepted", "controller", ALREADY_ACCEPTED, (ALREADY_ACCEPTED,)),
     Form("checked-instead", "controller", CHECKED_INSTEAD),
-    Form("failed-unchanged", "controller", FAILED_UNCHANGED),
-    Form("repeated-call", "controller", _exact(REPEATED)),
+    Form("failed-unchanged", "controller", FAILED_UNCHANGED, (FAILED_UNCHANGED,)),
+    Form("repeated-call", "controller", _exact(REPEATED), (REPEATED,)),
     Form("stale", "controller", STALE),
     Form("stale-submit", "controller", STALE_SUBMIT),
     Form("item-rules", "prompt", _exact(ITEM_RULES)),

@@ -12,7 +12,11 @@ facts with token offsets, and decides under bounded attention:
   forgotten), a unit whose acceptance it forgot is redone and resubmitted (a duplicate);
 - it claims completion from its believed count, gives up when steps without recalled progress
   exceed a patience that shrinks as the context fills, and follows controller lines with
-  probability ``follow_guidance``.
+  probability ``follow_guidance``: submit-now and check-next instructions, a fix instruction for a
+  unit whose checker failed (it answers/edits that unit again), the every-unit-accepted instruction
+  (final with the verified count of the progress block), a repeat refusal (it does not issue that
+  call again next step but works on another open unit) and an already-accepted refusal (it records
+  the unit as accepted, like a passed unit of the progress block).
 A family subclass implements ``parse_extra`` (its own tool outputs) and ``work`` (the next
 evidence-gathering call or the answer/edit for one unit, from recalled evidence only).
 """
@@ -26,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from pushbench.guidance import PROGRESS as PROGRESS_LINE
-from pushbench.guidance import BLOCKED_MARK, CHECK_NOW, SUBMIT_NOW, UNIT_LINE, progress_passed
+from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED, NEXT_UNIT,
+                                 REPEATED, SUBMIT_NOW, UNIT_LINE, progress_passed)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader
@@ -102,6 +107,9 @@ class UnitMind:
             if m.re is PROGRESS_LINE:
                 for unit in progress_passed(line):
                     facts.add(PROGRESS, offset, step, unit)
+        elif m := ALREADY_ACCEPTED.match(line):
+            if stable_uniform(self.seed, "follow", m.group(1), step) < self.profile.follow_guidance:
+                facts.add(PROGRESS, offset, step, m.group(1))
         elif line.startswith(BLOCKED_MARK):
             followed = stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance
             facts.add(NUDGE, offset, step, "", int(followed))
@@ -140,28 +148,58 @@ class UnitMind:
             if stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
                 return self._call("final", {"count": count}, call_id)
             return Turn(text_message(f"I have finished about {count} units and will stop here."), None)
-        guided = self._guided(last, step)
+        follows = stable_uniform(self.seed, "guide", step) < self.profile.follow_guidance
+        guided = self._guided(last, step, ctx, count) if follows else None
         if guided:
             return self._call(*guided, call_id)
         unit = ctx.focus_unit()
         if unit is None:
-            return self._no_focus(ctx, count, call_id)
-        return self._call(*self._unit_step(unit, ctx), call_id)
+            turn = self._no_focus(ctx, count, call_id)
+        else:
+            turn = self._call(*self._unit_step(unit, ctx), call_id)
+        if follows and REPEATED in last.splitlines() and turn.call is not None:
+            previous = _last_call(messages)
+            if previous is not None and _same_call(previous, (turn.call.name, turn.call.arguments), tools):
+                return self._call(*self._other_than(previous, last, ctx, tools), call_id)
+        return turn
 
     def _call(self, name: str, args: dict[str, Any], call_id: str) -> Turn:
         return turn_from_message(tool_call_message(name, args, call_id))
 
-    def _guided(self, last: str, step: int) -> tuple[str, dict[str, Any]] | None:
-        """Explicit controller instructions in the latest observation, followed per profile."""
-        if stable_uniform(self.seed, "guide", step) >= self.profile.follow_guidance:
-            return None
-        for line in last.splitlines():
+    def _guided(self, last: str, step: int, ctx: "Recall", count: int) -> tuple[str, dict[str, Any]] | None:
+        """Explicit controller instructions in the latest observation (the caller drew whether it follows)."""
+        lines = last.splitlines()
+        for line in lines:
             if m := SUBMIT_NOW.match(line):
                 return "submit", {"unit": m.group(1)}
             if m := CHECK_NOW.match(line):
                 if stable_uniform(self.seed, "skip", m.group(1), step) >= self.profile.skip_checker:
                     return self.checker_tool, {"unit": m.group(1)}
+            if m := FAILED_UNCHANGED.match(line):  # fix it: the work step of a unit whose checker failed
+                unit = m.group(1)
+                action = self.work(unit, self.reader.state["titles"].get(unit, ""), ctx, ctx.own_changes(unit))
+                if action is None:
+                    return "inspect", {"unit": unit}
+                if action != ("submit", {"unit": unit}):  # a resubmit would be refused again
+                    return action
+            if line == ALL_ACCEPTED:  # final with the verified count the progress block shows
+                verified = next((int(p.group(1)) for text in lines if (p := PROGRESS_LINE.match(text))), count)
+                return "final", {"count": verified}
         return None
+
+    def _other_than(self, previous: tuple[str, dict[str, Any]], last: str, ctx: "Recall",
+                    tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        """Its next-best call after a repeat refusal: the step of another open unit (the controller's
+        next unit first), else a look at the backlog or the status."""
+        avoid = previous[1].get("unit")
+        done = ctx.done_units()
+        named = [m.group(1) for line in last.splitlines() if (m := NEXT_UNIT.match(line))]
+        for unit in dict.fromkeys(named + ctx.listed_units()):
+            if unit != avoid and unit not in done:
+                choice = self._unit_step(unit, ctx)
+                if not _same_call(previous, choice, tools):
+                    return choice
+        return ("status", {}) if previous[0] == "list_units" else ("list_units", {})
 
     def _no_focus(self, ctx: "Recall", count: int, call_id: str) -> Turn:
         """Every recalled unit looks done but the count is short: re-list, or resubmit to re-verify."""
@@ -188,6 +226,34 @@ class UnitMind:
         if action is None:
             return "inspect", {"unit": unit}
         return action
+
+
+def _last_call(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """Its latest tool call in the context (name, arguments)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            fn = message["tool_calls"][-1].get("function", {})
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                return None
+            return str(fn.get("name")), args if isinstance(args, dict) else {}
+    return None
+
+
+def _same_call(a: tuple[str, Any], b: tuple[str, Any], tools: list[dict[str, Any]]) -> bool:
+    """The same call once the offered schema's defaults are filled in (``inspect(U)`` is ``inspect(U, page=1)``)."""
+    def full(name: str, args: Any) -> tuple[str, str]:
+        if isinstance(args, str):
+            try:
+                args = json.loads(args or "{}")
+            except json.JSONDecodeError:
+                return name, args
+        props = next((t.get("function", {}).get("parameters", {}).get("properties", {}) for t in tools
+                      if t.get("function", {}).get("name") == name), {})
+        defaults = {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
+        return name, json.dumps({**defaults, **(args or {})}, sort_keys=True, default=str)
+    return full(*a) == full(*b)
 
 
 class Recall:
