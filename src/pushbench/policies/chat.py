@@ -16,6 +16,7 @@ Responses are cached on disk by the hash of the full request (``policies/cache.p
 from __future__ import annotations
 
 import asyncio
+import itertools
 import email.utils
 import hashlib
 import os
@@ -211,25 +212,34 @@ class ChatPolicy:
                                          timeout=self.options.request_timeout, **self._http_client(httpx.Client))
         return self._client
 
-    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
+    def _prepare(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 seed: int) -> tuple[dict[str, Any], str, Turn | None]:
+        """The request body, its cache key, and the cached turn if there is one."""
         body = self.request_body(messages, tools, seed)
         key = request_key(self.endpoint, body)
-        if (turn := self._cached(key)) is not None:
+        return body, key, self._cached(key)
+
+    def _wait_or_raise(self, err: openai.OpenAIError, attempt: int, key: str) -> float:
+        """Seconds to wait before retrying a failed attempt; raises when no retry is left."""
+        wait = self._retry_wait(err, attempt, key)
+        if wait is None:
+            raise self._fail(err) from err
+        return wait
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
+        body, key, turn = self._prepare(messages, tools, seed)
+        if turn is not None:
             return turn
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
             self.stats.requests += 1
             try:
                 response = self.client().post(COMPLETIONS, cast_to=ChatCompletion, content=orjson.dumps(body),
                                               options={"timeout": self.options.request_timeout})
             except openai.OpenAIError as err:
-                wait = self._retry_wait(err, attempt, key)
-                if wait is None:
-                    raise self._fail(err) from err
-                attempt += 1
-                time.sleep(wait)
+                time.sleep(self._wait_or_raise(err, attempt, key))
                 continue
             return self._turn(key, response)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         if self._client is not None:
@@ -245,24 +255,19 @@ class ChatPolicy:
         return self._aclient
 
     async def aact(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
-        body = self.request_body(messages, tools, seed)
-        key = request_key(self.endpoint, body)
-        if (turn := self._cached(key)) is not None:
+        body, key, turn = self._prepare(messages, tools, seed)
+        if turn is not None:
             return turn
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
             self.stats.requests += 1
             try:
                 response = await self.aclient().post(COMPLETIONS, cast_to=ChatCompletion, content=orjson.dumps(body),
                                                      options={"timeout": self.options.request_timeout})
             except openai.OpenAIError as err:
-                wait = self._retry_wait(err, attempt, key)
-                if wait is None:
-                    raise self._fail(err) from err
-                attempt += 1
-                await asyncio.sleep(wait)
+                await asyncio.sleep(self._wait_or_raise(err, attempt, key))
                 continue
             return self._turn(key, response)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
         if self._aclient is not None:

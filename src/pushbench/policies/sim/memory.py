@@ -14,6 +14,19 @@ import numpy as np
 from pushbench.tokens import count_message_tokens
 
 
+class Mind:
+    """The base of a family's SimLM mind: a profile, the episode seed and a reader that parses each
+    new message into facts (``_parse``, the family's own). ``act(messages, tools)`` is the family's."""
+
+    def __init__(self, profile: Any, seed: int):
+        self.profile = profile
+        self.seed = seed
+        self.reader = ContextReader(self._parse)
+
+    def _parse(self, reader: "ContextReader", message: dict[str, Any], offset: int, step: int) -> None:
+        raise NotImplementedError  # pragma: no cover - every family's mind parses its own messages
+
+
 class FactStore:
     """Append-only columns of facts (numpy, grown by doubling); ``kind`` codes are the reader's."""
 

@@ -34,8 +34,7 @@ from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED_MARK, CH
                                  REPEATED, SUBMIT_NOW, UNIT_LINE, progress_passed)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
-from pushbench.policies.sim.memory import ContextReader
-from pushbench.policies.sim.profiles import Profile
+from pushbench.policies.sim.memory import ContextReader, Mind
 
 (LISTED, SUBMITTED, CHANGED, CHECK_PASS, CHECK_FAIL, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE,
  VIEW, EDIT_FAILED, PROGRESS) = range(13)
@@ -48,14 +47,9 @@ _STATUS = re.compile(r"^status: (\d+) units accepted \(verified\) of target (\d+
 # instructions are read through pushbench.guidance, the vocabulary UnitQGP renders with.
 
 
-class UnitMind:
+class UnitMind(Mind):
     checker_tool = "run_checker"
     objective_pattern = re.compile(r"backlog of (\d+)\b")
-
-    def __init__(self, profile: Profile, seed: int):
-        self.profile = profile
-        self.seed = seed
-        self.reader = ContextReader(self._parse)
 
     # --- reading -------------------------------------------------------------------------------
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:

@@ -23,9 +23,8 @@ import numpy as np
 from pushbench.guidance import ALL_READ, BLOCKED_MARK, BUFFER_MARK, PROGRESS, note_facts, progress_read
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
-from pushbench.policies.sim.memory import ContextReader
+from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
-from pushbench.policies.sim.profiles import Profile
 from pushbench.tasks.reposcan.reader import Goal, expansion_terms, judge_hit, name_tokens, parse_objective
 
 HIT_VALID, HIT_INVALID, PAGE, SUBMITTED, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE = range(9)
@@ -44,17 +43,12 @@ _MAX_SUBMIT = re.compile(r"at most (\d+) identifiers", re.I)
 # notes are read through pushbench.guidance, the vocabulary controllers and memories render with.
 
 
-class RepoScanMind:
+class RepoScanMind(Mind):
     """Everything SimLM does on a RepoScan episode, for one profile and episode seed."""
 
     # the fact kinds SimLM's memory skills read and write (policies/sim/memory_skills.py)
     kinds = SimpleNamespace(PAGE=PAGE, SUBMITTED=SUBMITTED, ACCEPTED=ACCEPTED, REJECTED=REJECTED,
                             DUPLICATE=DUPLICATE, MEM_DONE=MEM_DONE, MEM_PAGE=MEM_PAGE, STATUS_LINE=_STATUS)
-
-    def __init__(self, profile: Profile, seed: int):
-        self.profile = profile
-        self.seed = seed
-        self.reader = ContextReader(self._parse)
 
     # --- reading ---------------------------------------------------------------------------
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
