@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -37,11 +38,11 @@ def test_every_entry_loads(kind: str) -> None:
 
 
 def test_naming_one_family_does_not_import_the_others() -> None:
-    for name in list(sys.modules):
-        if name.startswith("pushbench.tasks.") and name.count(".") >= 3 and "rows" in name:
-            del sys.modules[name]
-    FAMILIES.load("reposcan")
-    assert "pushbench.tasks.rows.family" not in sys.modules
+    probe = ("import sys; from pushbench.tasks import get_family; get_family('reposcan'); "
+             "print(sorted(m for m in sys.modules if m.startswith('pushbench.tasks.')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "pushbench.tasks.reposcan.family" in loaded
+    assert not any(f"pushbench.tasks.{other}" in loaded for other in ("dataops", "swe", "rows"))
 
 
 def test_entries_carry_factory_arguments_and_can_be_added() -> None:
