@@ -1,0 +1,103 @@
+"""ACG beside the memory baselines on the PushBench families (ACG seed §4.5): success, LLM calls
+and tokens per method, and evidence recall beside success.
+
+A *method* is the memory under the standard controller on the native backend, so every row
+compares memories alone (``full`` is the plain transcript, trimmed to the model's window).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from pushbench import stats
+from pushbench.figures import label_models, model_order
+
+METHODS = ["full", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
+METHOD_COLORS = {"full": "#8c8c8c", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}
+FAMILY_ORDER = ["reposcan", "dataops", "swe"]
+
+
+def method_rows(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Episodes of the memory comparison: standard controller, native backend, a known method."""
+    keep = (episodes.controller == "standard") & (episodes.backend == "native") & episodes.memory.isin(METHODS)
+    return episodes[keep & episodes.family.isin(FAMILY_ORDER)].reset_index(drop=True)
+
+
+def method_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Success (± task-bootstrap SD), LLM calls and tokens per family, model and method."""
+    rows = []
+    for (family, model, memory), group in method_rows(episodes).groupby(["family", "model", "memory"], sort=True):
+        rate = stats.success_rate_with_bootstrap_sd(group, n_resamples=n_resamples, seed=seed)
+        tokens = group.input_tokens + group.output_tokens
+        rows.append({"family": family, "model": model, "memory": memory, "success": rate.rate,
+                     "success_sd": rate.sd, "llm_calls": group.llm_calls.mean(), "tokens": tokens.mean(),
+                     "input_tokens": group.input_tokens.mean(), "output_tokens": group.output_tokens.mean(),
+                     "tokens_per_success": tokens.sum() / max(1, int(group.success.sum())),
+                     "false_completion": group.false_completion.mean(), "episodes": len(group)})
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    return _ordered(table)
+
+
+def _ordered(table: pd.DataFrame) -> pd.DataFrame:
+    models = {m: i for i, m in enumerate(model_order(list(table.model)))}
+    return (table.assign(_f=table.family.map(FAMILY_ORDER.index), _m=table.model.map(models),
+                         _k=table.memory.map(METHODS.index))
+            .sort_values(["_f", "_m", "_k"]).drop(columns=["_f", "_m", "_k"]).reset_index(drop=True))
+
+
+def with_recall(table: pd.DataFrame, recall: pd.DataFrame) -> pd.DataFrame:
+    """The method table with each (family, memory)'s evidence recall (model-free, from the replays)."""
+    if recall.empty:
+        return table.assign(evidence_recall=np.nan)
+    share = recall.groupby(["family", "memory"], sort=True).apply(
+        lambda g: g.recalled.sum() / max(1, g.needed.sum()), include_groups=False).rename("evidence_recall")
+    return table.merge(share.reset_index(), on=["family", "memory"], how="left")
+
+
+def plot_methods(table: pd.DataFrame) -> plt.Figure:
+    """Success per family (panels) and model (groups) for each method (bars, ± SD)."""
+    families = [f for f in FAMILY_ORDER if f in set(table.family)]
+    fig, axes = plt.subplots(1, len(families), figsize=(3.4 * len(families), 3.2), sharey=True, squeeze=False)
+    for ax, family in zip(axes[0], families):
+        part = table[table.family == family]
+        models = model_order(list(part.model))
+        width = 0.8 / len(METHODS)
+        for i, memory in enumerate(METHODS):
+            rows = part[part.memory == memory].set_index("model").reindex(models)
+            run = rows.success.notna().to_numpy()
+            x = np.arange(len(models)) + i * width
+            ax.bar(x[run], rows.success[run], width, yerr=rows.success_sd[run], capsize=2,
+                   color=METHOD_COLORS[memory], label=memory, edgecolor="white", linewidth=0.5)
+        ax.set_xticks(np.arange(len(models)) + width * (len(METHODS) - 1) / 2, models, fontsize=8)
+        ax.set_title(family, fontsize=9)
+        ax.set_ylim(0, 1.05)
+    axes[0][0].set_ylabel("success rate (± task-bootstrap SD)")
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(f"Memories under the standard controller — {label_models(list(table.model))}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
+    """Evidence recall (share of needed units in the view) vs history length, one line per memory."""
+    families = [f for f in FAMILY_ORDER if f in set(curve.family)]
+    fig, axes = plt.subplots(1, max(1, len(families)), figsize=(3.4 * max(1, len(families)), 3.0),
+                             sharey=True, squeeze=False)
+    for ax, family in zip(axes[0], families):
+        part = curve[curve.family == family]
+        for memory in METHODS:
+            rows = part[part.memory == memory].sort_values("history_events")
+            if not rows.empty:
+                ax.plot(rows.history_events, rows.recall, marker="o", ms=3, color=METHOD_COLORS[memory], label=memory)
+        ax.set_title(family, fontsize=9)
+        ax.set_xlabel("events in the history before the decision")
+        ax.set_ylim(0, 1.05)
+    axes[0][0].set_ylabel("evidence recall")
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle("Evidence recall of each memory's view (no model: replayed traces)", fontsize=9)
+    fig.tight_layout()
+    return fig
