@@ -95,7 +95,7 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
         if is_memory and not own:
             internal, i = internal + 1, i + 2
             continue
-        view = builder.render(budget)
+        view = list(builder.render(budget))  # a builder may keep appending to the list it returned
         builder.ingest(Event(step + 1, "action", message))
         if is_memory:
             _memory_call(builder, call, reply, step, stats)
