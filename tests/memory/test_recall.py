@@ -182,3 +182,35 @@ def test_cli_on_a_real_episode(tmp_path: Path) -> None:
     assert data["summary"][0]["needed"] > 0
     table = CliRunner().invoke(app, ["memory", "recall", str(tmp_path), "--memory", "full", "--budget", "3000"])
     assert table.exit_code == 0 and "share recalled" in table.output
+
+
+REAL_RUN = Path(__file__).parent / "data" / "recall-run"  # one stored SimLM memgpt episode with 3 summaries
+
+
+@pytest.mark.skipif(data_missing() is not None, reason="needs snapshots and manifests")
+def test_a_stored_memgpt_trace_replays_with_its_own_summaries_at_the_recorded_window() -> None:
+    from pushbench.memory.recall import load_recording, recorded_window
+    from pushbench.runner.files import trace_name
+
+    row = json.loads((REAL_RUN / "episodes.jsonl").read_text(encoding="utf-8"))
+    window = recorded_window(row["model"])
+    recording = load_recording(row, REAL_RUN / "traces" / trace_name(row["episode_id"]), window)
+    summaries = [m for m in recording.messages if m.get("name") == "memory-summary"]
+    assert len(summaries) == 3 and "core_memory_append" in recording.memory_tools
+    env = real_env(row["task_id"])
+    own = ReplayStats()
+    views = [t.view for t in replay(recording, make_memory("memgpt"), window, env, own)]
+    # the evictions fall where they fell: each summary request gets its recorded reply, none is left
+    assert (own.side_requests, own.side_unanswered, own.mismatched_replies) == (3, 0, 0)
+    assert own.memory_calls == sum(1 for m in recording.messages if m.get("role") == "assistant"
+                                   and m.get("tool_calls") and m["tool_calls"][0]["function"]["name"]
+                                   in recording.memory_tools)
+    assert any(summaries[-1]["content"] in view_text(v) for v in views)  # the last summary was shown
+    other = ReplayStats()
+    list(replay(recording, make_memory("memgpt"), window // 2, env, other))
+    assert other.side_requests == 0  # another budget: no recorded summary is handed out
+    result = run_recall(REAL_RUN, ["memgpt", "full"], window)
+    table = summary(result)
+    assert result.episodes == 1 and result.mismatched_memory_replies == 0
+    assert table["decisions"].iloc[0] == table["decisions"].iloc[1] > 10
+    assert 0 < table["share"].iloc[0] <= 1 and 0 < table["share"].iloc[1] <= 1

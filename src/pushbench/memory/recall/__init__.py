@@ -126,13 +126,21 @@ def recall_episode(recording: Recording, memory: str, budget: int, env: Any, fam
     return out
 
 
-def _recorded_window(model: str) -> int | None:
+def recorded_window(model: str) -> int | None:
     from pushbench.policies import make_policy
 
     try:
         return int(make_policy(model).context_window)
     except Exception:  # an API model without its settings here: the window is unknown
         return None
+
+
+def load_recording(row: dict[str, Any], trace_path: Path, window: int | None) -> Recording:
+    """The replay's view of one episode: its row of episodes.jsonl and its trace."""
+    trace = json.loads(gzip.decompress(trace_path.read_bytes()))
+    own_tools = frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(row["memory"])))
+    return Recording(trace["messages"], trace["objective"], CONTROLLERS.make(row["controller"]), row["memory"],
+                     own_tools, window)
 
 
 def _load_rows(run_dir: Path) -> list[dict[str, Any]]:
@@ -184,13 +192,9 @@ def run_recall(run_dir: Path, memories: list[str], budget: int, *, limit: int | 
                 continue
             if row["family"] not in RULES:
                 raise RecallError(f"no evidence rule for family {row['family']!r}; known: {', '.join(RULES)}")
-            trace = json.loads(gzip.decompress(trace_path.read_bytes()))
             if row["model"] not in windows:
-                windows[row["model"]] = _recorded_window(row["model"])
-            recorded = MEMORIES.make(row["memory"])
-            recording = Recording(trace["messages"], trace["objective"], CONTROLLERS.make(row["controller"]),
-                                  row["memory"], frozenset(t["function"]["name"] for t in memory_tools(recorded)),
-                                  windows[row["model"]])
+                windows[row["model"]] = recorded_window(row["model"])
+            recording = load_recording(row, trace_path, windows[row["model"]])
             env = envs.get(row["family"], row["task_id"])
             for memory in memories:
                 stats = ReplayStats()
@@ -241,5 +245,5 @@ class _Environments:
             env.end("give_up")
 
 
-__all__ = ["BUCKETS", "DecisionRecall", "RecallError", "RecallResult", "bucket_of", "recall_by_length",
-           "recall_episode", "run_recall", "summary"]
+__all__ = ["BUCKETS", "DecisionRecall", "RecallError", "RecallResult", "bucket_of", "load_recording",
+           "recall_by_length", "recall_episode", "recorded_window", "run_recall", "summary"]

@@ -45,6 +45,8 @@ class TurnView:
 class ReplayStats:
     memory_calls: int = 0  # memory tool calls replayed into the builder
     mismatched_replies: int = 0  # of those, replies that differ from the recorded ones
+    side_requests: int = 0  # the builder's own model requests (summaries) during the replay
+    side_unanswered: int = 0  # of those, requests no recorded reply was left for
     observations: list[Seen] = field(default_factory=list)  # every observation fed so far
 
 
@@ -64,11 +66,14 @@ def _side_replies(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for m in messages if str(m.get("name") or "").startswith("memory-")]
 
 
-def _bind_side_llm(builder: Any, replies: list[dict[str, Any]]) -> None:
+def _bind_side_llm(builder: Any, replies: list[dict[str, Any]], stats: ReplayStats) -> None:
     queue = iter(replies)
 
     def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str) -> dict[str, Any]:
-        return next(queue, {"role": "assistant", "content": ""})
+        stats.side_requests += 1
+        reply = next(queue, None)
+        stats.side_unanswered += reply is None
+        return reply if reply is not None else {"role": "assistant", "content": ""}
     bind_llm(builder, ask)
 
 
@@ -80,7 +85,7 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
     builder.start(system_prompt(recording.controller), recording.objective)
     bind_requirements(builder, env.requirements())
     if own and budget == recording.window:
-        _bind_side_llm(builder, _side_replies(recording.messages))
+        _bind_side_llm(builder, _side_replies(recording.messages), stats)
     messages = [m for m in recording.messages if not str(m.get("name") or "").startswith("memory-")]
     step, internal, i = 0, 0, 0
     while i < len(messages):
