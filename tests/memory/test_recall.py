@@ -214,3 +214,45 @@ def test_a_stored_memgpt_trace_replays_with_its_own_summaries_at_the_recorded_wi
     assert result.episodes == 1 and result.mismatched_memory_replies == 0
     assert table["decisions"].iloc[0] == table["decisions"].iloc[1] > 10
     assert 0 < table["share"].iloc[0] <= 1 and 0 < table["share"].iloc[1] <= 1
+
+
+def test_rows_hits_are_row_lines() -> None:
+    rule = RULES["rows"]
+    history = [Seen(1, "rows", "rows iris: page 1 of 8 (150 rows)\nid,a,b\nr0001,5.1,3.5\nr0002,4.9,3.0")]
+    (needed,) = rule.needed("submit", {"ids": ["r0002", "r0099"]}, history)
+    assert needed.unit == "hit:r0002" and needed.present("x\nr0002,4.9,3.0") and not needed.present("r00021,1")
+
+
+def test_a_unit_decision_through_the_replay(tmp_path: Path) -> None:
+    """DataOps-style: the checker result is early, the submit late; full keeps it only with room."""
+    from pushbench.tasks.base import TaskSpec
+    from pushbench.tasks.dataops.env import DataOpsEnv
+    from pushbench.verifier import Verifier
+
+    units = [{"id": f"U{i:02d}", "kind": "csv_field", "title": f"question {i}"} for i in range(1, 4)]
+    spec = TaskSpec(task_id="dataops-toy", family="dataops", objective="Work through 3 units.", target=3,
+                    budget=40, tools=["list_units", "inspect", "answer", "edit", "run_checker", "submit", "status",
+                                      "final"], oracle_steps=10, settings={"units": units})
+
+    def make(_task=None) -> DataOpsEnv:
+        return DataOpsEnv(spec, Verifier(spec.task_id, 3, lambda _: False, retry_rejected=True),
+                          {u["id"]: {"expected": "7"} for u in units},
+                          {u["id"]: {"a.csv": "x\n" + "7\n" * 60} for u in units})
+
+    script = [call_msg("answer", {"unit": "U01", "value": "7"}), call_msg("run_checker", {"unit": "U01"}),
+              *[call_msg("inspect", {"unit": "U02", "path": "a.csv"})] * 5, call_msg("submit", {"unit": "U01"}),
+              call_msg("submit", {"unit": "U02"})]  # U02 never checked: needs nothing
+    env, policy = make(), ScriptedPolicy(script, then=call_msg("final", {"count": 1}))
+    run = run_native(env, policy, make_controller("standard"), make_memory("full"), 0)
+    episode_id = "dataops-toy|standard|full|stub/scripted|native|s0"
+    write_trace(tmp_path / "traces", episode_id, {"episode_id": episode_id, "objective": spec.objective,
+                                                  "messages": run.transcript, "events": env.verifier.events})
+    row = {"episode_id": episode_id, "family": "dataops", "task_id": spec.task_id, "controller": "standard",
+           "memory": "full", "model": "stub/scripted"}
+    (tmp_path / "episodes.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    wide = run_recall(tmp_path, ["full"], 50_000, tasks={spec.task_id: spec}, make_env=make)
+    narrow = run_recall(tmp_path, ["full"], 600, tasks={spec.task_id: spec}, make_env=make)
+    assert [(d.action, d.needed, d.recalled) for d in wide.decisions] == \
+        [(8, ("checker:U01",), ("checker:U01",)), (9, (), ())]
+    assert [(d.action, d.needed, d.recalled) for d in narrow.decisions] == [(8, ("checker:U01",), ()), (9, (), ())]
+    assert summary(narrow)["share"].iloc[0] == 0.0
