@@ -211,6 +211,10 @@ from pushbench.harness.commands import agent_app, serve_mcp  # noqa: E402  (blac
 app.command("serve-mcp")(serve_mcp)
 app.add_typer(agent_app, name="agent")
 
+from pushbench.memory.commands import memory_app  # noqa: E402  (memory recall, no model)
+
+app.add_typer(memory_app, name="memory")
+
 
 if __name__ == "__main__":
     app()

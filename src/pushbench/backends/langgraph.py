@@ -33,8 +33,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from pushbench.backends.native import (Decision, EpisodeRun, apply, control, system_prompt,
-                                       take_turn)
+from pushbench.backends.native import Decision, EpisodeRun, apply, control, start_memory, take_turn
 from pushbench.controllers import Controller
 from pushbench.memory import ContextBuilder
 from pushbench.policies.base import Policy, Turn, turn_from_message
@@ -264,7 +263,7 @@ def run_langgraph(env: Environment, policy: Policy, controller: Controller, memo
     file of this episode's own, as the runner uses) the file goes too once it holds no thread.
     """
     thread = thread_id or thread_id_for(env, policy, controller, memory, seed)
-    memory.start(system_prompt(controller), env.task.objective)
+    start_memory(memory, controller, env)
     ep = Episode(EpisodeRun(env), policy, controller, memory, env.schemas(), seed)
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 3 * (env.task.budget + 2) + 10}
     empty = False

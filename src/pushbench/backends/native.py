@@ -8,7 +8,8 @@ from typing import Any
 
 from pushbench.controllers import Controller, Intercept
 from pushbench.memory import ContextBuilder, Event
-from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm, handle_memory_call, memory_tools
+from pushbench.memory.base import (MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm, bind_requirements,
+                                   handle_memory_call, memory_tools)
 from pushbench.policies.base import Policy, Turn
 from pushbench.tools.base import Environment, Observation, ToolCall
 
@@ -30,6 +31,19 @@ class EpisodeRun:
 def system_prompt(controller: Controller) -> str:
     note = controller.system_note()
     return f"{SYSTEM_PROMPT} {note}".strip()
+
+
+def start_memory(memory: ContextBuilder, controller: Controller, env: Environment) -> None:
+    """Open the memory on the task and hand it the task's requirements (every backend does this)."""
+    memory.start(system_prompt(controller), env.task.objective)
+    bind_requirements(memory, env.requirements())
+
+
+def call_origins(env: Environment, call: ToolCall) -> list[str]:
+    """The requirement ids a call serves (``Environment.action_origins``); arguments that are not
+    a JSON object serve none."""
+    args = decode(call).arguments
+    return list(env.action_origins(call.name, args)) if isinstance(args, dict) else []
 
 
 def decode(call: ToolCall) -> ToolCall:
@@ -126,13 +140,14 @@ def apply(run: EpisodeRun, turn: Turn, decision: Decision, controller: Controlle
         obs = env.execute(decision.call)
     if turn.call is None:
         reply = {"role": "user", "content": obs.text}
-        origin: dict[str, Any] = {"controller": controller.name}
+        origin: dict[str, Any] = {"controller": controller.name, "requirements": []}
     else:
         executed = decision.call
         if not obs.done or executed.name != "final":
             obs = controller.after(executed, obs, env)
         reply = {"role": "tool", "tool_call_id": turn.call.call_id, "content": obs.text}
-        origin = {"tool": executed.name, "arguments": executed.arguments, "call_id": turn.call.call_id}
+        origin = {"tool": executed.name, "arguments": executed.arguments, "call_id": turn.call.call_id,
+                  "requirements": call_origins(env, executed)}
     memory.ingest(Event(env.steps, "observation", reply, origin))
     run.transcript.append(reply)
 
@@ -146,7 +161,7 @@ def step(run: EpisodeRun, policy: Policy, controller: Controller, memory: Contex
 
 def run_native(env: Environment, policy: Policy, controller: Controller, memory: ContextBuilder,
                seed: int) -> EpisodeRun:
-    memory.start(system_prompt(controller), env.task.objective)
+    start_memory(memory, controller, env)
     run = EpisodeRun(env)
     tools = env.schemas()
     while not env.done:
@@ -157,7 +172,7 @@ def run_native(env: Environment, policy: Policy, controller: Controller, memory:
 async def arun_native(env: Environment, policy: Any, controller: Controller, memory: ContextBuilder,
                       seed: int) -> EpisodeRun:
     """The same loop for a policy with ``async aact`` (API models under the async runner)."""
-    memory.start(system_prompt(controller), env.task.objective)
+    start_memory(memory, controller, env)
     run = EpisodeRun(env)
     tools = env.schemas()
     while not env.done:

@@ -18,6 +18,11 @@ Optional parts (a builder without them behaves exactly like ``full``):
   builder's own model requests (e.g. a summary of evicted messages). Each request is an LLM call,
   counted, and its reply is stored in the transcript (marked ``name: memory-<purpose>``) so the
   episode can be replayed.
+- ``bind_requirements(requirements)``: the loop hands over the task's requirements
+  (``Environment.requirements()``, a list of ``pushbench.requirements.Requirement``) right after
+  ``start``. Every observation event of a tool call carries the ids the call serves in
+  ``Event.origin["requirements"]`` (``Environment.action_origins``, validated; ``[]`` when none or
+  unknown), whether or not the builder binds them, so all builders see the same links.
 
 To steer SimLM, emit these forms (``pushbench.guidance``; ``guidance.FORMS`` says which ones SimLM
 reads). A memory's own notices start with ``[memory]``. SimLM reads:
@@ -84,3 +89,9 @@ def bind_llm(memory: Any, llm: SideLLM) -> None:
     bind = getattr(memory, "bind", None)
     if bind:
         bind(llm)
+
+
+def bind_requirements(memory: Any, requirements: list[Any]) -> None:
+    bind = getattr(memory, "bind_requirements", None)
+    if bind:
+        bind(list(requirements))

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import fastjsonschema
 
+from pushbench.requirements import Requirement, requirement_argument, validate_origins
+
 MAX_ARGUMENT_CHARS = 8_000  # larger argument payloads are refused before parsing
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 RAISE_TOOL_ERRORS = "PUSHBENCH_RAISE_TOOL_ERRORS"  # "1": a handler's exception propagates (tests)
@@ -120,6 +122,18 @@ class Environment:
 
     def schemas(self) -> list[dict[str, Any]]:
         return [self.tools[name].schema() for name in sorted(self.tools)]
+
+    def requirements(self) -> list[Requirement]:
+        """The task's requirements with ids (``pushbench.requirements``); a family declares them."""
+        return []
+
+    def action_origins(self, tool: str, arguments: Any) -> tuple[str, ...]:
+        """The requirement ids a call of ``tool`` with ``arguments`` serves, validated against
+        ``requirements()``: here only the optional ``requirement`` argument; a family adds its
+        deterministic mapping. A tool this environment lacks serves nothing."""
+        if tool not in self.tools:
+            return ()
+        return validate_origins(requirement_argument(arguments), self.requirements())
 
     def execute(self, call: ToolCall) -> Observation:
         if self.done:

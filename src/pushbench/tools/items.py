@@ -1,14 +1,32 @@
 """Item-set base: the ``submit(ids)``, ``status()`` and ``final(count)`` tools of every family whose
 goal is N distinct valid items (RepoScan, rows). A subclass adds its read tools, says what its
-items are called (``item_words``) and when an id is malformed (``id_problem``)."""
+items are called (``item_words``) and when an id is malformed (``id_problem``).
+
+Requirements (``requirements()``): ``count`` (N accepted), ``distinct`` (a repeat counts once) and
+``predicate`` (the objective's first sentence: what makes an item valid). Origins, from the tool
+name alone: ``submit`` serves all three (its verdicts are what counts), ``status`` and ``final``
+serve ``count``, and every read tool (RepoScan's ``search``, rows' ``rows``) serves ``predicate``
+(its hits are the candidates the predicate is decided on). The ids a call names are not used:
+an item is not a requirement.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from pushbench.requirements import Requirement, validate_origins
 from pushbench.tools.base import Environment, Observation, ToolError, tool
 
 VERDICTS = ("accepted", "rejected", "duplicate")
+SERVES = {"submit": ("count", "distinct", "predicate"), "status": ("count",), "final": ("count",)}
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z])")
+
+
+def first_sentence(text: str) -> str:
+    """``text`` up to the first full stop that ends a sentence (``6.5`` or ``client.`` do not)."""
+    match = _SENTENCE_END.search(text)
+    return text[: match.start() + 1] if match else text
 
 
 class ItemSetEnvironment(Environment):
@@ -22,6 +40,18 @@ class ItemSetEnvironment(Environment):
 
     def describe_tool(self, name: str, description: str) -> str:
         return description.format(**self.item_words) if name in ("submit", "status", "final") else description
+
+    def requirements(self) -> list[Requirement]:
+        n, items = self.task.target, self.item_words["items"]
+        return [Requirement("count", f"at least {n} {items} accepted by the verifier", "count"),
+                Requirement("distinct", f"the {n} {items} must be distinct: a repeated one counts once", "distinct"),
+                Requirement("predicate", first_sentence(self.task.objective), "predicate")]
+
+    def action_origins(self, tool: str, arguments: Any) -> tuple[str, ...]:
+        if tool not in self.tools:
+            return ()
+        mapped = SERVES.get(tool, ("predicate",))
+        return validate_origins([*mapped, *super().action_origins(tool, arguments)], self.requirements())
 
     def id_problem(self, item: str) -> str | None:  # pragma: no cover - every subclass says
         """Why ``item`` is not a well-formed id (a sentence naming it), or None."""

@@ -36,6 +36,12 @@ Contract (read this before building a work-unit family on it)
   except through tool results and controller text.
 * ``status()`` shows only the verified count (like RepoScan), not which units passed: keeping
   track of the backlog is the agent's (or the controller's) job.
+* Requirements (``requirements()``): one per unit, id ``unit:<unit id>``, kind ``unit``: its
+  task line, accepted only when its checker passes at submit. Origins: a call whose ``unit``
+  argument names a backlog unit serves exactly that unit (any tool with a ``unit`` parameter,
+  the family's own included); a call that names none (``list_units``, ``status``, ``final``,
+  SWE's ``search_files`` or a ``read_file``/``edit`` without ``unit``) stays unassigned, even
+  where the environment attributes it to the unit last named: an origin comes from the call.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pushbench.requirements import Requirement, validate_origins
 from pushbench.tools.base import Environment, Observation, ToolError, has_control_chars, tool
 
 UnitState = Literal["pending", "attempted", "passed"]
@@ -148,6 +155,19 @@ class UnitEnvironment(Environment):
             return CheckResult(False, f"the checker could not read the unit's files ({err.strerror or type(err).__name__}).")
         except (ValueError, UnicodeError) as err:
             return CheckResult(False, f"the checker could not evaluate the unit: {type(err).__name__}: {err}")
+
+    # --- requirements and origins -------------------------------------------------------------
+    def requirements(self) -> list[Requirement]:
+        return [Requirement(f"unit:{u}", f"{u} [{r.info.kind}] {r.info.title} (accepted only if "
+                            f"{self.checker_tool}({u}) passes at submit)", "unit") for u, r in self.records.items()]
+
+    def action_origins(self, tool: str, arguments: Any) -> tuple[str, ...]:
+        if tool not in self.tools:
+            return ()
+        named = arguments.get("unit") if isinstance(arguments, dict) else None
+        mapped = [f"unit:{named}"] if isinstance(named, str) and named and \
+            "unit" in self.tools[tool].parameters["properties"] else []
+        return validate_origins([*mapped, *super().action_origins(tool, arguments)], self.requirements())
 
     # --- views for controllers and metrics -----------------------------------------------------
     def units_in(self, state: UnitState) -> list[str]:
