@@ -20,6 +20,7 @@ import pandas as pd
 from pushbench.harness.launcher import AgentSpec, EpisodePlan, run_agent_episode
 from pushbench.harness.prompts import PROMPTS
 from pushbench.runner import read_done, sort_jsonl, trace_name, write_trace
+from pushbench.runner.lock import run_lock
 from pushbench.stats import paired_bootstrap_delta
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import TaskSpec
@@ -74,15 +75,15 @@ def _rows(out: Path, plans: list[EpisodePlan], workers: int) -> Iterator[dict[st
 
 def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1) -> Path:
     """Run the episodes not yet in ``OUT/episodes.jsonl``; append each row as it finishes."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "episodes.jsonl"
-    done = read_done(path)
-    todo = [p for p in plans if p.spec.episode_id not in done]
-    with open(path, "a", encoding="utf-8") as sink:
-        for row in _rows(out, todo, workers):
-            sink.write(json.dumps(row, sort_keys=True) + "\n")
-            sink.flush()
-    sort_jsonl(path)
+    with run_lock(out):  # one run per folder, as for `pushbench run`
+        path = out / "episodes.jsonl"
+        done = read_done(path)
+        todo = [p for p in plans if p.spec.episode_id not in done]
+        with open(path, "a", encoding="utf-8") as sink:
+            for row in _rows(out, todo, workers):
+                sink.write(json.dumps(row, sort_keys=True) + "\n")
+                sink.flush()
+        sort_jsonl(path)
     return path
 
 
