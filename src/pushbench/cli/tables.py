@@ -44,14 +44,18 @@ def _fits(table: Any, width: int) -> bool:
     return sum(widths) + 3 * len(widths) + 1 <= width
 
 
-def resolve(fmt: TableFormat, table: Any) -> TableFormat:
+def resolve(fmt: TableFormat, table: Any, terminal: bool | None = None, width: int | None = None) -> TableFormat:
+    """``auto``: rich on a terminal wide enough for the table, else Markdown (``terminal`` and
+    ``width`` default to stdout's)."""
     if fmt is not TableFormat.auto:
         return fmt
-    from rich.console import Console
+    if terminal is None or width is None:
+        from rich.console import Console
 
-    console = Console()
-    terminal = sys.stdout.isatty() and console.is_terminal
-    return TableFormat.rich if terminal and _fits(table, console.width) else TableFormat.markdown
+        console = Console()
+        terminal = sys.stdout.isatty() and console.is_terminal if terminal is None else terminal
+        width = console.width if width is None else width
+    return TableFormat.rich if terminal and _fits(table, width) else TableFormat.markdown
 
 
 def print_table(table: Any, fmt: TableFormat = TableFormat.auto) -> None:
