@@ -35,7 +35,8 @@ def _cells(table: Any) -> tuple[list[str], list[list[str]]]:
 
 
 def markdown(table: Any) -> str:
-    return table.to_markdown(index=False, floatfmt=".3f") + "\n"  # tabulate's GitHub pipe table
+    escaped = table.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v)  # a "|" would split a cell
+    return escaped.to_markdown(index=False, floatfmt=".3f") + "\n"  # tabulate's GitHub pipe table
 
 
 def _fits(table: Any, width: int) -> bool:
