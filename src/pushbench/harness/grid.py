@@ -36,7 +36,9 @@ def grid_tasks(targets: list[int], n_tasks: int, manifests: Path | None = None) 
     for target in targets:
         pool = sorted((t for t in tasks if t.target == target), key=lambda t: t.task_id)
         if len(pool) < per_target:
-            raise ValueError(f"only {len(pool)} RepoScan tasks have N = {target}; {per_target} requested")
+            targets_known = ", ".join(map(str, sorted({t.target for t in tasks})))
+            raise ValueError(f"only {len(pool)} RepoScan tasks have N = {target}; {per_target} requested "
+                             f"(targets that exist: {targets_known})")
         chosen.extend(pool[:per_target])
     return chosen
 

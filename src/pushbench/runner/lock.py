@@ -45,6 +45,8 @@ def _holder(path: Path) -> str:
 @contextmanager
 def run_lock(out: Path) -> Iterator[Path]:
     """Hold the run folder ``out`` (created if missing) for the duration of the block."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"the run folder {out} is a file; --out names a folder")
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_NAME
     lock = FileLock(path, blocking=False, on_acquired=_write_holder)
