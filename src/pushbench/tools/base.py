@@ -1,10 +1,10 @@
 """Environment base: turns one model tool call into one observation, never raising.
 
 Every call costs one step of the budget. An unknown tool, arguments that are not a JSON object,
-a schema violation, text that cannot be encoded as UTF-8 (a lone surrogate such as ``"\\ud800"``,
-valid JSON) or a handler's ``ToolError`` become an error observation (an invalid action) before any
-handler runs, so no tool ever writes half of an argument;
-the verifier logs each call either way. Any other exception inside a handler is a bug of the tool,
+a schema violation or text that cannot be encoded as UTF-8 (a lone surrogate such as
+``"\\ud800"``, valid JSON; anywhere in the arguments) is refused before the handler runs, so no
+tool ever writes half of an argument; that and a handler's ``ToolError`` become an error
+observation (an invalid action). The verifier logs each call either way. Any other exception inside a handler is a bug of the tool,
 not a mistake of the agent: the agent sees a short error, the call is logged with
 ``info["tool_failure"]`` (counted as ``tool_failures``, not ``invalid_actions``) and its traceback
 is kept in ``Environment.tool_failures`` for the trace. With ``PUSHBENCH_RAISE_TOOL_ERRORS=1`` (the
