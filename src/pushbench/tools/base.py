@@ -4,8 +4,9 @@ Every call costs one step of the budget. An unknown tool, arguments that are not
 a schema violation or text that cannot be encoded as UTF-8 (a lone surrogate such as
 ``"\\ud800"``, valid JSON; anywhere in the arguments) is refused before the handler runs, so no
 tool ever writes half of an argument; that and a handler's ``ToolError`` become an error
-observation (an invalid action). The verifier logs each call either way. Any other exception inside a handler is a bug of the tool,
-not a mistake of the agent: the agent sees a short error, the call is logged with
+observation (an invalid action). The verifier logs each call either way. Any other exception
+inside a handler is a bug of the tool, not a mistake of the agent: the agent sees a short error,
+the call is logged with
 ``info["tool_failure"]`` (counted as ``tool_failures``, not ``invalid_actions``) and its traceback
 is kept in ``Environment.tool_failures`` for the trace. With ``PUSHBENCH_RAISE_TOOL_ERRORS=1`` (the
 test suite sets it) the exception is re-raised instead, so a handler bug fails a test.
