@@ -158,7 +158,8 @@ def test_bad_input_is_one_clear_error(tmp_path: Path, make_fixture_env) -> None:
     with pytest.raises(RecallError, match="no episodes.jsonl"):
         recall(tmp_path / "missing", make_fixture_env, ["full"], 1000)
     result = CliRunner().invoke(app, ["memory", "recall", str(tmp_path / "missing"), "--budget", "1000"])
-    assert result.exit_code == 2 and "no episodes.jsonl" in " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+    assert result.exit_code == 1 and result.output.startswith("error: ") and "no episodes.jsonl" in result.output
+    assert len(result.output.splitlines()) == 1
 
 
 @pytest.mark.skipif(data_missing() is not None, reason="needs snapshots and manifests")

@@ -166,9 +166,9 @@ def test_read_done_drops_a_torn_line(tmp_path: Path) -> None:
 
 def test_sort_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
-    path.write_text('{"b": 1}\n\n{"a": 2}\n', encoding="utf-8")
-    sort_jsonl(path)
-    assert path.read_text(encoding="utf-8") == '{"a": 2}\n{"b": 1}\n'
+    path.write_text('{"episode_id": "b"}\n\n{"episode_id": "a"}\n', encoding="utf-8")
+    assert sort_jsonl(path) == 0
+    assert path.read_text(encoding="utf-8") == '{"episode_id": "a"}\n{"episode_id": "b"}\n'
 
 
 def test_resume_adds_only_missing_episodes(small_run: Path, requests_manifests: Path, tmp_path: Path) -> None:

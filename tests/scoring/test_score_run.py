@@ -56,9 +56,12 @@ def test_the_cli_scores_a_folder_and_says_clearly_what_is_missing(run_dir, tmp_p
     out, manifests = run_dir
     result = CliRunner().invoke(app, ["score", str(out), "--manifests", str(manifests)])
     assert result.exit_code == 0, result.output
-    assert "┏" in result.output and (out / "scored.jsonl").is_file()  # the summary table
+    assert result.output.startswith("| family ") and (out / "scored.jsonl").is_file()  # Markdown off a terminal
+    rich = CliRunner().invoke(app, ["score", str(out), "--manifests", str(manifests), "--format", "rich"])
+    assert rich.exit_code == 0 and "┏" in rich.output
     empty = CliRunner().invoke(app, ["score", str(tmp_path)])
-    assert empty.exit_code == 2 and "no episodes at" in empty.output
+    assert empty.exit_code == 1 and empty.output.startswith("error: no episodes at")
+    assert len(empty.output.splitlines()) == 1
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "episodes.jsonl").write_text((out / "episodes.jsonl").read_text().splitlines()[0] + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -48,3 +49,61 @@ def test_the_test_switch_re_raises_a_handler_bug(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ZeroDivisionError):
         env().execute(ToolCall("divide", {"n": 0}))
     assert env().execute(ToolCall("divide", {"n": -1})).text == "ERROR: n must not be negative"  # ToolError stays
+
+
+# --------------------------------------------------------------------------- unencodable text
+
+
+class WriterEnv(Environment):
+    """A tool that writes its argument: it must never run with text it cannot encode."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.written: list[bytes] = []
+
+    @tool("Write text.", new={"type": "string"},
+          meta={"type": "object", "default": {}},
+          ids={"type": "array", "items": {"type": "string"}, "default": []})
+    def write(self, new: str, meta: dict, ids: list) -> Observation:
+        self.written.append(new.encode("utf-8"))
+        return Observation("written")
+
+
+def writer() -> WriterEnv:
+    task = SimpleNamespace(task_id="t", target=1, budget=10, settings={})
+    return WriterEnv(task, Verifier("t", 1, lambda _item: False))
+
+
+@pytest.mark.parametrize(("arguments", "where"), [
+    ('{"new": "\\ud800"}', "argument new "),  # valid JSON, a lone high surrogate
+    ('{"new": "ok \\udfff tail"}', "argument new "),  # a lone low surrogate inside text
+    ({"new": "\ud800"}, "argument new "),  # already parsed (as an SDK hands it over)
+    ('{"new": "x", "ids": ["a", "\\ud83d"]}', "argument ids[1] "),  # half of a surrogate pair
+    ({"new": "x", "meta": {"deep": ["ok", {"k": "\udc80"}]}}, "argument meta.deep[1].k "),
+    ({"new": "x", "meta": {"\ud800": 1}}, "(the key)"),
+])
+def test_unencodable_text_is_an_invalid_action_before_the_handler(arguments, where: str) -> None:
+    e = writer()
+    obs = e.execute(ToolCall("write", arguments))
+    assert not obs.ok and obs.text.startswith("ERROR: argument ") and where in obs.text
+    assert "cannot be encoded as UTF-8" in obs.text
+    obs.text.encode("utf-8")  # the observation itself is valid text
+    assert e.written == []  # the handler never ran
+    (call,) = [ev for ev in e.verifier.events if ev["kind"] == "call"]
+    assert call["ok"] is False
+    json.dumps(call, ensure_ascii=False).encode("utf-8")  # the event log holds no unencodable text
+    assert common_metrics(e.verifier.events, 1, 10)["invalid_actions"] == 1
+
+
+def test_a_valid_surrogate_pair_is_fine() -> None:
+    e = writer()
+    obs = e.execute(ToolCall("write", '{"new": "\\ud83d\\ude00"}'))  # one emoji, written as a JSON pair
+    assert obs.ok and e.written == ["\U0001F600".encode("utf-8")]
+
+
+def test_an_unencodable_tool_name_is_refused_and_logged_safely() -> None:
+    e = writer()
+    obs = e.execute(ToolCall("wr\ud800ite", "{}"))
+    assert not obs.ok and "unknown tool 'wr\\ud800ite'" in obs.text
+    obs.text.encode("utf-8")
+    json.dumps(e.verifier.events, ensure_ascii=False).encode("utf-8")

@@ -20,6 +20,7 @@ import pandas as pd
 from pushbench.harness.launcher import AgentSpec, EpisodePlan, run_agent_episode
 from pushbench.harness.prompts import PROMPTS
 from pushbench.runner import read_done, sort_jsonl, trace_name, write_trace
+from pushbench.runner.lock import run_lock
 from pushbench.stats import paired_bootstrap_delta
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import TaskSpec
@@ -35,7 +36,9 @@ def grid_tasks(targets: list[int], n_tasks: int, manifests: Path | None = None) 
     for target in targets:
         pool = sorted((t for t in tasks if t.target == target), key=lambda t: t.task_id)
         if len(pool) < per_target:
-            raise ValueError(f"only {len(pool)} RepoScan tasks have N = {target}; {per_target} requested")
+            targets_known = ", ".join(map(str, sorted({t.target for t in tasks})))
+            raise ValueError(f"only {len(pool)} RepoScan tasks have N = {target}; {per_target} requested "
+                             f"(targets that exist: {targets_known})")
         chosen.extend(pool[:per_target])
     return chosen
 
@@ -74,15 +77,15 @@ def _rows(out: Path, plans: list[EpisodePlan], workers: int) -> Iterator[dict[st
 
 def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1) -> Path:
     """Run the episodes not yet in ``OUT/episodes.jsonl``; append each row as it finishes."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "episodes.jsonl"
-    done = read_done(path)
-    todo = [p for p in plans if p.spec.episode_id not in done]
-    with open(path, "a", encoding="utf-8") as sink:
-        for row in _rows(out, todo, workers):
-            sink.write(json.dumps(row, sort_keys=True) + "\n")
-            sink.flush()
-    sort_jsonl(path)
+    with run_lock(out):  # one run per folder, as for `pushbench run`
+        path = out / "episodes.jsonl"
+        done = read_done(path)
+        todo = [p for p in plans if p.spec.episode_id not in done]
+        with open(path, "a", encoding="utf-8") as sink:
+            for row in _rows(out, todo, workers):
+                sink.write(json.dumps(row, sort_keys=True) + "\n")
+                sink.flush()
+        sort_jsonl(path)
     return path
 
 

@@ -3,7 +3,8 @@ append-only and resumable. Names load on first use (``from pushbench.runner impo
 
 - ``grid``: ``EpisodeSpec`` and ``Grid``;  ``episode``: one episode's raw facts and trace;
 - ``local``: ``run_grid``;  ``async_exec``: API-model episodes as asyncio tasks;
-- ``files``: traces and episodes.jsonl;  ``experiment``: the ``runs@NAME`` DVC stage.
+- ``files``: traces and episodes.jsonl;  ``experiment``: the ``runs@NAME`` DVC stage;
+- ``checks``: a grid checked before anything is written;  ``lock``: one run per folder.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 _WHERE = {"EpisodeSpec": "grid", "Grid": "grid", "run_episode": "episode", "episode_row": "episode",
           "backend_options": "episode", "run_grid": "local", "trace_name": "files", "write_trace": "files",
-          "read_done": "files", "sort_jsonl": "files", "run_experiment": "experiment"}
+          "read_done": "files", "sort_jsonl": "files", "run_experiment": "experiment",
+          "run_lock": "lock", "RunLocked": "lock", "check_grid": "checks", "GridError": "checks"}
 
 
 def __getattr__(name: str) -> Any:

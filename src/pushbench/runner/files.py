@@ -1,4 +1,5 @@
-"""The run folder's files: traces (gzip JSON, one per episode) and the append-only episodes.jsonl."""
+"""The run folder's files: traces (gzip JSON, one per episode) and the append-only episodes.jsonl
+(one row per episode id once a run finishes)."""
 
 from __future__ import annotations
 
@@ -23,19 +24,42 @@ def write_trace(trace_dir: Path, episode_id: str, trace: dict[str, Any]) -> None
     os.replace(tmp, final)
 
 
+def _row(line: str) -> dict[str, Any] | None:
+    """A complete episode row, or None (a torn or garbled line)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("episode_id"), str) else None
+
+
 def read_done(path: Path) -> set[str]:
-    """Episode ids already recorded; a torn last line (killed mid-write) is dropped."""
+    """Episode ids already recorded; a torn last line (killed mid-write) is dropped, and any other
+    line that is not a complete row does not count (the episode runs again; ``sort_jsonl`` drops it)."""
     if not path.exists():
         return set()
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         data = data[: data.rfind(b"\n") + 1]
         path.write_bytes(data)
-    return {json.loads(line)["episode_id"] for line in data.decode().splitlines() if line.strip()}
+    rows = (_row(line) for line in data.decode("utf-8", errors="replace").splitlines() if line.strip())
+    return {row["episode_id"] for row in rows if row is not None}
 
 
-def sort_jsonl(path: Path) -> None:
-    lines = sorted(line for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+def sort_jsonl(path: Path) -> int:
+    """Rewrite ``episodes.jsonl`` sorted, one row per episode id (the first complete row of each;
+    lines that are not complete rows are dropped), atomically (temp file + ``os.replace``).
+    Returns how many lines were dropped."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    kept: dict[str, str] = {}
+    for line in lines:
+        row = _row(line) if line.strip() else None
+        if row is not None and row["episode_id"] not in kept:
+            kept[row["episode_id"]] = line
     tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as sink:
+        sink.write("".join(line + "\n" for line in sorted(kept.values())))
+        sink.flush()
+        os.fsync(sink.fileno())
     os.replace(tmp, path)
+    return sum(1 for line in lines if line.strip()) - len(kept)

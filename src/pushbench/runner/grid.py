@@ -47,6 +47,9 @@ class Grid:
         return tasks[: self.limit] if self.limit else tasks
 
     def episodes(self, manifest_root: Path | None = None) -> list[EpisodeSpec]:
+        return self.episodes_of(self.tasks(manifest_root))
+
+    def episodes_of(self, tasks: list[TaskSpec]) -> list[EpisodeSpec]:
         return [EpisodeSpec(self.family, t.task_id, c, m, model, b, s)
-                for t in self.tasks(manifest_root) for c in self.controllers for m in self.memories
+                for t in tasks for c in self.controllers for m in self.memories
                 for model in self.models for b in self.backends for s in range(self.seeds)]

@@ -3,8 +3,9 @@
 Each finished episode becomes one JSON line of raw facts in ``OUT/episodes.jsonl`` (written by the
 parent process, one ``write`` + ``fsync`` per line) and one gzip trace in ``OUT/traces/``. A rerun
 skips episodes already in the file and drops a torn last line, so a killed run resumes without
-losing or duplicating episodes; at the end the file is rewritten sorted, so it is byte-identical
-to an uninterrupted run. Wall-clock data goes to traces only. Metrics come later, from the traces
+losing or duplicating episodes; at the end the file is rewritten sorted with one row per episode
+id, so it is byte-identical to an uninterrupted run. The grid is checked before anything is
+written (``checks``), and a lock on the folder keeps a second run out while one writes (``lock``). Wall-clock data goes to traces only. Metrics come later, from the traces
 (``pushbench.scoring.score_run``).
 """
 
@@ -21,7 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pushbench.policies import is_api_model
 from pushbench.runner.episode import VERIFIED, run_episode
+from pushbench.runner.checks import check_grid
 from pushbench.runner.files import read_done, sort_jsonl
+from pushbench.runner.lock import run_lock
 from pushbench.runner.grid import EpisodeSpec, Grid
 from pushbench.tasks.base import TaskSpec
 
@@ -38,11 +41,18 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
     at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``).
     ``wall_time=False`` keeps wall-clock seconds out of the traces (the DVC stages: same bytes on
     every machine). Returns ``OUT/episodes.jsonl``."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "episodes.jsonl"
-    done = read_done(path)
-    tasks = {t.task_id: t for t in grid.tasks(manifest_root)}
-    todo = [s for s in grid.episodes(manifest_root) if s.episode_id not in done]
+    tasks = {t.task_id: t for t in check_grid(grid, manifest_root)}  # nothing is written for a bad grid
+    with run_lock(out):
+        path = out / "episodes.jsonl"
+        _append(grid, tasks, path, read_done(path), workers, progress, policy_options, concurrency, wall_time)
+        sort_jsonl(path)  # sorted, and one row per episode id (also removes an older run's duplicates)
+    return path
+
+
+def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], workers: int, progress: bool,
+            policy_options: dict[str, Any] | None, concurrency: int, wall_time: bool) -> None:
+    out = path.parent
+    todo = [s for s in grid.episodes_of(list(tasks.values())) if s.episode_id not in done]
     # one backend after the other: SimLM acts the same on every backend, so the second backend's
     # episodes find the first one's SWE-lite test runs cached instead of running them concurrently
     todo.sort(key=lambda s: grid.backends.index(s.backend))
@@ -59,8 +69,6 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
             sink.flush()
             os.fsync(sink.fileno())
             bar.update(task_bar, advance=1, success=f"{successes / i:.0%}")
-    sort_jsonl(path)
-    return path
 
 
 def iter_async(jobs: list[tuple], concurrency: int, policy_options: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -1,9 +1,12 @@
 """Environment base: turns one model tool call into one observation, never raising.
 
 Every call costs one step of the budget. An unknown tool, arguments that are not a JSON object,
-a schema violation or a handler's ``ToolError`` become an error observation (an invalid action);
-the verifier logs each call either way. Any other exception inside a handler is a bug of the tool,
-not a mistake of the agent: the agent sees a short error, the call is logged with
+a schema violation or text that cannot be encoded as UTF-8 (a lone surrogate such as
+``"\\ud800"``, valid JSON; anywhere in the arguments) is refused before the handler runs, so no
+tool ever writes half of an argument; that and a handler's ``ToolError`` become an error
+observation (an invalid action). The verifier logs each call either way. Any other exception
+inside a handler is a bug of the tool, not a mistake of the agent: the agent sees a short error,
+the call is logged with
 ``info["tool_failure"]`` (counted as ``tool_failures``, not ``invalid_actions``) and its traceback
 is kept in ``Environment.tool_failures`` for the trace. With ``PUSHBENCH_RAISE_TOOL_ERRORS=1`` (the
 test suite sets it) the exception is re-raised instead, so a handler bug fails a test.
@@ -97,6 +100,41 @@ def has_control_chars(text: str) -> bool:
     return bool(_CONTROL.search(text))
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unencodable_at(value: Any, where: str = "") -> str | None:
+    """The path (``new``, ``ids[2]``, ``meta.key``) of the first string in ``value`` -- keys
+    included -- that has no UTF-8 encoding (a lone surrogate), or None."""
+    if isinstance(value, str):
+        return None if _encodable(value) else (where or "arguments")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = str(key) if _encodable(str(key)) else ascii(str(key))
+            path = f"{where}.{name}" if where else name
+            if not _encodable(str(key)):
+                return f"{path} (the key)"
+            if (found := unencodable_at(item, path)) is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if (found := unencodable_at(item, f"{where}[{i}]")) is not None:
+                return found
+    return None
+
+
+def _loggable(value: Any) -> Any:
+    """What the event log keeps of a call's arguments: unencodable text as ASCII-escaped JSON."""
+    if isinstance(value, str):
+        return value[:500] if _encodable(value) else ascii(value)[:500]
+    return value if unencodable_at(value) is None else json.dumps(value, default=str)[:500]
+
+
 class Environment:
     """Base for a family's environment: subclasses define ``@tool`` methods and ``status_text``."""
 
@@ -144,7 +182,7 @@ class Environment:
         try:
             spec = self.tools.get(call.name)
             if spec is None:
-                raise ToolError(f"unknown tool {call.name!r}; available tools: {', '.join(sorted(self.tools))}")
+                raise ToolError(f"unknown tool {ascii(call.name[:100])}; available tools: {', '.join(sorted(self.tools))}")
             args = self._parse(call)
             logged = args
             obs = spec.handler(**args)
@@ -156,9 +194,7 @@ class Environment:
             obs = Observation(f"ERROR: the tool failed ({type(err).__name__}); the call had no effect.", ok=False)
             info = {"tool_failure": type(err).__name__}
             self.tool_failures.append({"step": self.steps, "tool": call.name[:100], "traceback": _traceback(err)})
-        if isinstance(logged, str):
-            logged = logged[:500]
-        self.verifier.record_call(self.steps, call.name[:100], logged, obs.ok,
+        self.verifier.record_call(self.steps, _loggable(call.name[:100]), _loggable(logged), obs.ok,
                                   None if obs.ok else obs.text, info or obs.payload.get("log"))
         if not self.done and self.steps >= self.task.budget:
             self.end("budget")
@@ -179,6 +215,9 @@ class Environment:
             raise ToolError(f"arguments exceed {MAX_ARGUMENT_CHARS} characters")
         if not isinstance(raw, dict):
             raise ToolError("arguments must be a JSON object")
+        if (where := unencodable_at(raw)) is not None:
+            raise ToolError(f"argument {where} holds text that cannot be encoded as UTF-8 (a lone surrogate "
+                            "such as \\ud800); send valid Unicode text. The call had no effect.")
         try:
             self._validators[call.name](raw)
         except fastjsonschema.JsonSchemaValueException as err:
@@ -195,8 +234,9 @@ class Environment:
         if self.done:
             return Observation("ERROR: the episode has ended; no further calls are executed.", ok=False, done=True)
         self.steps += 1
-        args = call.arguments if isinstance(call.arguments, dict) else str(call.arguments)[:500]
-        self.verifier.record_call(self.steps, call.name[:100], args, True, None, {"intercepted_by": by})
+        args = call.arguments if isinstance(call.arguments, dict) else str(call.arguments)
+        self.verifier.record_call(self.steps, _loggable(call.name[:100]), _loggable(args), True, None,
+                                  {"intercepted_by": by})
         obs = Observation(text)
         if self.steps >= self.task.budget:
             self.end("budget")

@@ -10,9 +10,10 @@ import typer
 from rich.console import Console
 
 from pushbench import config
+from pushbench.cli.base import UserError, need_root, split
+from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
 
 agent_app = typer.Typer(no_args_is_help=True, help="Black-box agents (any MCP-capable agent CLI).")
-err = Console(stderr=True)
 show = Console()
 
 DATA_ROOT = typer.Option(config.DATA, "--data-root", help="Data root holding manifests/ and hidden/.")
@@ -31,12 +32,13 @@ def serve_mcp(task: str = typer.Option(..., help="RepoScan task id."),
     try:
         serve(task, log, http, ServerPaths(data_root, snapshot_root))
     except (ServerSetupError, SnapshotError, FileNotFoundError) as error:
-        err.print(f"[red]error:[/red] {error}", markup=True, highlight=False)
-        raise typer.Exit(1) from None
+        raise UserError(str(error)) from None
 
 
-def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+def _need_root(*paths: Path) -> None:
+    """The project root is needed unless every data path was given explicitly."""
+    if any(Path(p) in (config.DATA, config.SNAPSHOT_SRC) for p in paths):
+        need_root()
 
 
 def _agent(agent: str, agent_cmd: Optional[str], agent_name: Optional[str]):
@@ -65,6 +67,7 @@ def agent_run(task: str = typer.Option(..., help="RepoScan task id."),
     from pushbench.harness.launcher import EpisodePlan, preflight
     from pushbench.mcp_server import ServerPaths, ServerSetupError, find_task
 
+    _need_root(data_root, snapshot_root)
     try:
         spec = find_task(task, ServerPaths(data_root, snapshot_root))
         plan = EpisodePlan(spec, _agent(agent, agent_cmd, agent_name), prompt, timeout, seed, transport,
@@ -73,8 +76,7 @@ def agent_run(task: str = typer.Option(..., help="RepoScan task id."),
         preflight(plan)
         path = run_plans([plan], out)
     except (ValueError, RuntimeError, ServerSetupError, FileNotFoundError) as error:
-        err.print(f"[red]error:[/red] {error}", highlight=False)
-        raise typer.Exit(1) from None
+        raise UserError(str(error)) from None
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     row = next(r for r in rows if r["episode_id"] == plan.spec.episode_id)
     typer.echo(json.dumps(row, sort_keys=True))
@@ -97,43 +99,48 @@ def agent_grid(targets: str = typer.Option("50,100", help="Target counts N."),
                transport: str = typer.Option("stdio", help="stdio or http."),
                workers: int = typer.Option(1, min=1, help="Episodes run at once."),
                out: Path = typer.Option(..., help="Output folder."),
-               data_root: Path = DATA_ROOT, snapshot_root: Path = SNAPSHOT_ROOT) -> None:
+               data_root: Path = DATA_ROOT, snapshot_root: Path = SNAPSHOT_ROOT,
+               fmt: TableFormat = FORMAT_OPTION) -> None:
     """The black-box grid: tasks × agents × prompts; writes episodes.jsonl and deltas.json."""
     from pushbench.harness.grid import grid_plans, grid_tasks, run_plans
     from pushbench.harness.launcher import EpisodePlan, preflight, resolve_agent
 
+    _need_root(data_root, snapshot_root)
     try:
-        chosen = grid_tasks([int(t) for t in _split(targets)], tasks, data_root / "manifests")
+        numbers = [int(t) for t in split(targets)]
+    except ValueError:
+        raise UserError(f"--targets takes whole numbers separated by commas (e.g. 50,100); got {targets!r}") from None
+    try:
+        chosen = grid_tasks(numbers, tasks, data_root / "manifests")
         base = EpisodePlan(chosen[0], resolve_agent("standin-sim-base"), "default", timeout, 0, transport,
                            data_root, snapshot_root)
         _check_plan(base)
-        plans = grid_plans(chosen, [resolve_agent(a) for a in _split(agents)], _split(prompts), seeds, base)
+        plans = grid_plans(chosen, [resolve_agent(a) for a in split(agents)], split(prompts), seeds, base)
         for plan in plans:
             preflight(plan)
         path = run_plans(plans, out, workers)
     except (ValueError, RuntimeError, FileNotFoundError) as error:
-        err.print(f"[red]error:[/red] {error}", highlight=False)
-        raise typer.Exit(1) from None
-    _report_deltas(path, out / "deltas.json")
+        raise UserError(str(error)) from None
+    _report_deltas(path, out / "deltas.json", fmt)
 
 
 @agent_app.command("deltas")
-def agent_deltas(run: Path = typer.Argument(..., help="A grid folder or its episodes.jsonl.")) -> None:
+def agent_deltas(run: Path = typer.Argument(..., help="A grid folder or its episodes.jsonl."),
+                 fmt: TableFormat = FORMAT_OPTION) -> None:
     """Paired checklist-minus-default success deltas per agent and N (Table 7)."""
     folder = run if run.is_dir() else run.parent
-    _report_deltas(folder / "episodes.jsonl" if run.is_dir() else run, folder / "deltas.json")
+    _report_deltas(folder / "episodes.jsonl" if run.is_dir() else run, folder / "deltas.json", fmt)
 
 
-def _report_deltas(path: Path, dest: Path) -> None:
+def _report_deltas(path: Path, dest: Path, fmt: TableFormat = TableFormat.auto) -> None:
     from pushbench.harness.grid import checklist_deltas
     from pushbench.scoring import load_episodes
 
     try:
         table = checklist_deltas(load_episodes(path))
     except (ValueError, KeyError, FileNotFoundError) as error:
-        err.print(f"[red]error:[/red] cannot compute deltas: {error}", highlight=False)
-        raise typer.Exit(1) from None
+        raise UserError(f"cannot compute deltas: {error}") from None
     records = table.to_dict(orient="records")
     dest.write_text(json.dumps(records, sort_keys=True, indent=1) + "\n", encoding="utf-8")
-    show.print(table.to_string(index=False), markup=False, highlight=False)
+    print_table(table, fmt)
     show.print("(stand-in rows come from SimLM, not from a real model)", style="dim")

@@ -66,8 +66,9 @@ def test_tools_try_a_bad_call_exits_2(runner, data, call: str, fragment: str) ->
 
 def test_tools_try_an_unknown_task(runner, data) -> None:
     result = try_call(runner, "status", task="reposcan-nope-fixture-n010")
-    assert result.exit_code == 2
-    assert "no task 'reposcan-nope-fixture-n010'" in " ".join(result.output.split())
+    assert result.exit_code == 1  # a user error (2 is kept for "the tool refused the call")
+    assert result.output.startswith("error: no task 'reposcan-nope-fixture-n010' in the manifests of reposcan")
+    assert len(result.output.splitlines()) == 1
 
 
 def test_tools_try_prints_the_observation_unchanged(runner, data, monkeypatch) -> None:

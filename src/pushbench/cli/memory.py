@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 from typing import Optional
 
+import click
 import typer
-from rich.console import Console
-from rich.table import Table
+
+from pushbench.cli.base import UserError
+from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
 
 memory_app = typer.Typer(no_args_is_help=True, help="Measure the context builders (memories) without a model.")
 
@@ -18,7 +20,8 @@ def recall_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.
                memory: str = typer.Option("full,memgpt,langgraph-store", help="Comma-separated memories."),
                budget: int = typer.Option(..., help="View budget in tokens, the same for every memory."),
                limit: Optional[int] = typer.Option(None, help="Only the first L episodes (by id)."),
-               as_json: bool = typer.Option(False, "--json", help="Print JSON records instead of tables.")) -> None:
+               as_json: bool = typer.Option(False, "--json", help="Print JSON records instead of tables."),
+               fmt: TableFormat = FORMAT_OPTION) -> None:
     """Evidence recall: per memory, the share of the evidence each recorded decision needed that its
     view holds when the run's traces are replayed at BUDGET tokens."""
     from pushbench.memory.recall import RecallError, recall_by_length, run_recall, summary
@@ -27,30 +30,20 @@ def recall_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.
     try:
         result = run_recall(run_dir, names, budget, limit=limit)
     except RecallError as err:
-        raise typer.BadParameter(str(err)) from None
+        raise UserError(str(err)) from None
     overall, by_length = summary(result), recall_by_length(result)
     if as_json:
-        typer.echo(json.dumps({"budget": budget, "episodes": result.episodes, "summary": _records(overall),
+        click.echo(json.dumps({"budget": budget, "episodes": result.episodes, "summary": _records(overall),
                                "by_length": _records(by_length)}, sort_keys=True, indent=1))
         return
-    console = Console()
-    console.print(f"evidence recall at {budget} tokens: {result.episodes} episodes replayed"
-                  + (f", {result.missing_traces} without a trace" if result.missing_traces else ""))
-    console.print(_table(overall, "per memory"))
+    click.echo(f"evidence recall at {budget} tokens: {result.episodes} episodes replayed"
+               + (f", {result.missing_traces} without a trace" if result.missing_traces else ""))
+    print_table(overall, fmt)
     if len(by_length):
         shares = by_length.pivot(index="memory", columns="bucket", values="share")
         labels = sorted(dict.fromkeys(by_length["bucket"]), key=lambda b: int(b.split("-")[0].rstrip("+")))
-        console.print(_table(shares.reindex(index=names, columns=labels).reset_index(),
-                             "share recalled by the decision's action number"))
-
-
-def _table(frame, title: str) -> Table:
-    view = Table(title=title, title_justify="left")
-    for column in frame.columns:
-        view.add_column(str(column), justify="left" if column == "memory" else "right")
-    for row in frame.itertuples(index=False):
-        view.add_row(*("-" if v != v else f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
-    return view
+        click.echo("share recalled by the decision's action number:")
+        print_table(shares.reindex(index=names, columns=labels).reset_index(), fmt)
 
 
 def _records(table) -> list[dict]:

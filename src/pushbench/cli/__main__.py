@@ -1,0 +1,3 @@
+from pushbench.cli import app
+
+app()

@@ -1,0 +1,151 @@
+"""``run``, ``score``, ``summarize``, ``experiment``, ``aggregate``, ``notebook``: grids of episodes
+and what is computed from them. An option is one parameter of the command function (typer)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+
+from pushbench import config
+from pushbench.cli.base import UserError, need_root, split
+from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
+
+console = Console()
+
+
+def _targets(value: str | None) -> list[int] | None:
+    if not value:
+        return None
+    try:
+        return [int(t) for t in split(value)]
+    except ValueError:
+        raise UserError(f"--target takes whole numbers separated by commas (e.g. 10,25); got {value!r}") from None
+
+
+def _check_run_options(workers: int, request_timeout: float, concurrency: int) -> None:
+    if workers < 1:
+        raise UserError(f"--workers must be at least 1 (got {workers})")
+    if request_timeout <= 0:
+        raise UserError(f"--request-timeout must be > 0 seconds (got {request_timeout})")
+    if concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1 (got {concurrency})")
+
+
+def run(family: str = typer.Option("reposcan", help="Task family."),
+        controller: str = typer.Option("standard", help="Comma-separated controllers."),
+        model: str = typer.Option("sim/base", help="Comma-separated models (provider/model)."),
+        backend: str = typer.Option("native", help="Comma-separated backends."),
+        memory: str = typer.Option("full", help="Comma-separated context builders."),
+        target: Optional[str] = typer.Option(None, help="Only tasks with these targets N (comma-separated)."),
+        seeds: int = typer.Option(1, help="Seeds per task and condition."),
+        limit: Optional[int] = typer.Option(None, help="Only the first L tasks."),
+        workers: int = typer.Option(1, help="Parallel worker processes."),
+        out: Path = typer.Option(..., help="Output folder (episodes.jsonl, traces/); one run at a time."),
+        progress: bool = typer.Option(True, help="Show a progress bar."),
+        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint for openai/* models "
+                                               "(default $OPENAI_BASE_URL, else OpenAI); key from $OPENAI_API_KEY."),
+        request_timeout: float = typer.Option(60.0, help="Seconds per HTTP attempt of openai/* models."),
+        concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
+        cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
+        cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses)."),
+        fmt: TableFormat = FORMAT_OPTION) -> None:
+    """Run a grid of episodes; rerunning the same command resumes it."""
+    need_root()
+    from pushbench.runner import Grid, run_grid
+    from pushbench.scoring import load_episodes, score_run, summarize
+
+    _check_run_options(workers, request_timeout, concurrency)
+    grid = Grid(family, split(controller), split(model), split(memory), split(backend), seeds, _targets(target),
+                limit, int(config.params("seed")))
+    options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir}
+    run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
+    print_table(summarize(load_episodes(score_run(out))), fmt)
+
+
+def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.jsonl and traces/)."),
+              manifests: Optional[Path] = typer.Option(None, help="Manifest folder (default data/manifests)."),
+              fmt: TableFormat = FORMAT_OPTION) -> None:
+    """(Re-)score a run from its traces: writes scored.jsonl and summary.json beside them."""
+    if manifests is None:
+        need_root()
+    from pushbench.scoring import ScoringError, load_episodes, score_run, summarize
+
+    try:
+        path = score_run(run_dir, manifests)
+    except ScoringError as err:
+        raise UserError(str(err)) from None
+    print_table(summarize(load_episodes(path)), fmt)
+
+
+def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes.jsonl."),
+                  as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
+                  by: Optional[str] = typer.Option(None, help="Comma-separated grouping columns."),
+                  fmt: TableFormat = FORMAT_OPTION) -> None:
+    """Per condition: success, valid count, duplicate rate, valid/step, failure rates."""
+    table = _summary(out, split(by) or None)
+    if as_json:
+        typer.echo(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1))
+    else:
+        print_table(table, fmt)
+
+
+def _summary(path: Path, by: list[str] | None) -> Any:
+    from pushbench.scoring import load_episodes, summarize
+
+    try:
+        episodes = load_episodes(path)
+    except ValueError as err:
+        raise UserError(f"cannot read episodes from {path}: {err}") from None
+    unknown = sorted(set(by or ()) - set(episodes.columns))
+    if unknown:
+        raise UserError(f"unknown --by column {', '.join(unknown)}; columns: {', '.join(sorted(episodes.columns))}")
+    try:
+        return summarize(episodes, by)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+
+
+def _experiment_name(name: str) -> None:
+    from pushbench.runner.experiment import experiment_names
+
+    if name not in experiment_names():
+        raise UserError(f"no experiment {name!r} in params.yaml; experiments: {', '.join(experiment_names())}")
+
+
+def experiment(name: str = typer.Argument(..., help="A key under `experiments` in params.yaml."),
+               workers: Optional[int] = typer.Option(None, min=1, help="Default: params run.workers."),
+               progress: bool = typer.Option(True)) -> None:
+    """Run one experiment of params.yaml and score it (the runs@NAME and score@NAME DVC stages)."""
+    need_root()
+    from pushbench.runner import run_experiment
+    from pushbench.scoring import score_run
+
+    _experiment_name(name)
+    path = score_run(run_experiment(name, workers, progress).parent)
+    console.print(f"{name}: -> {os.path.relpath(path, config.ROOT)}")
+
+
+def aggregate_cmd() -> None:
+    """Collect every experiment's episodes into data/results/episodes.jsonl."""
+    need_root()
+    from pushbench.aggregate import aggregate, configured_runs
+
+    path = aggregate(configured_runs())
+    console.print(f"aggregated -> {path.relative_to(config.ROOT)}")
+
+
+def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form).")) -> None:
+    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/."""
+    need_root()
+    from pushbench.notebooks import run_configured
+
+    source = config.ROOT / "notebooks" / f"{name}.py"
+    if not source.is_file() or name != Path(name).name:
+        known = sorted(p.stem for p in (config.ROOT / "notebooks").glob("*.py"))
+        raise UserError(f"no notebook {name!r}; notebooks: {', '.join(known)}")
+    console.print(f"executed {name} -> {os.path.relpath(run_configured(name), config.ROOT)}")
