@@ -1,4 +1,4 @@
-"""The sandbox: confined paths, a scrubbed environment, limits and timeouts for child processes."""
+"""The sandbox: confined paths, a scrubbed environment, limits and timeouts, atomic writes, the jail."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pushbench.sandbox import Limits, PathRefused, clean_env, resolve_inside, run_sandboxed
+from pushbench.sandbox import (JailUnavailable, Limits, PathRefused, UnencodableText, clean_env, jail, require_jail,
+                               resolve_inside, run_sandboxed, write_text_atomic)
 
 
 @pytest.fixture
@@ -82,3 +83,61 @@ def test_memory_hungry_child_fails_without_hurting_the_parent(tmp_path: Path) ->
 def test_output_is_capped(tmp_path: Path) -> None:
     result = run_sandboxed([sys.executable, "-c", "print('x' * 500_000)"], tmp_path, tmp_path, clean_env(tmp_path))
     assert result.truncated and len(result.output) <= 200_000
+
+
+# --- atomic, encode-first writes ------------------------------------------------------------------
+
+def test_an_unencodable_text_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    target = tmp_path / "mod.py"
+    target.write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(UnencodableText, match="surrogate"):
+        write_text_atomic(target, "x = '\ud800'\n")
+    assert target.read_bytes() == b"x = 1\n" and [p.name for p in tmp_path.iterdir()] == ["mod.py"]
+
+
+def test_an_atomic_write_keeps_the_mode_and_sets_the_mtime(tmp_path: Path) -> None:
+    target = tmp_path / "run.sh"
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o751)
+    write_text_atomic(target, "new ü\n", mtime_ns=123 * 10**9)
+    assert target.read_text(encoding="utf-8") == "new ü\n"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o751) and target.stat().st_mtime_ns == 123 * 10**9
+    assert [p.name for p in tmp_path.iterdir()] == ["run.sh"]
+
+
+# --- the jail -------------------------------------------------------------------------------------
+
+def test_without_bubblewrap_runs_are_refused_unless_the_weak_sandbox_is_chosen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail, "jail_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.delenv(jail.WEAK_SANDBOX_ENV, raising=False)
+    with pytest.raises(JailUnavailable) as refused:
+        require_jail()
+    message = str(refused.value)
+    assert "\n" not in message and "not installed" in message and "PUSHBENCH_WEAK_SANDBOX=1" in message
+    monkeypatch.setenv(jail.WEAK_SANDBOX_ENV, "1")
+    assert require_jail() is False
+
+
+@pytest.mark.skipif(jail.jail_problem() is not None, reason="no bubblewrap jail here")
+def test_the_jail_sees_only_its_binds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-should-not-leak")
+    (tmp_path / "rw").mkdir()
+    python, _ = jail.interpreter()
+    code = ("import json, os, sys; open('/pushbench-jail/rw/out.txt', 'w').write('ok'); "
+            "print(json.dumps([sorted(os.listdir('/')), sorted(os.listdir('/pushbench-jail')), os.getpid(), "
+            "open('/proc/1/environ').read(), sys.prefix]))")
+    result = jail.run_jailed([python, "-c", code], [jail.Bind(tmp_path / "rw", "/pushbench-jail/rw", True)],
+                             "/pushbench-jail/rw", {"PATH": "/usr/bin:/bin"})
+    top, inside, pid, environ, prefix = json.loads(result.output)
+    system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "pushbench-jail"}
+    assert set(top) <= system | {Path(sys.base_prefix).parts[1]}  # only system folders, the interpreter, binds
+    assert inside == sorted(["rw", *(["venv"] if sys.prefix != sys.base_prefix else [])])
+    assert pid <= 3 and "sk-test" not in environ and environ == "PATH=/usr/bin:/bin\x00"
+    assert (tmp_path / "rw" / "out.txt").read_text() == "ok"
+    assert prefix == (jail.VENV if sys.prefix != sys.base_prefix else sys.prefix)
+
+
+def test_a_jail_bind_must_live_under_the_jail_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="under /pushbench-jail"):
+        jail.run_jailed(["true"], [jail.Bind(tmp_path, "/data")], "/", {})

@@ -209,7 +209,10 @@ class Workspace:
 def warm_bytecode(ws: Workspace) -> Path:
     """The read-only bytecode folder of ``ws``'s snapshot, filled once (see the module note)."""
     key = json.dumps([SANDBOX_VERSION, sys.version, str(ws.pristine.resolve()), str(ws.runner)])
-    folder = config.DATA / "tmp" / "swe-bytecode" / f"{ws.repo}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    shared = ws.pristine.parent.resolve() == config.SNAPSHOT_SRC.resolve()
+    # another snapshot root (a test's, a miner's) keeps its bytecode beside it, removed with it
+    top = config.DATA / "tmp" / "swe-bytecode" if shared else ws.pristine.parent / ".pushbench-bytecode"
+    folder = top / f"{ws.repo}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     with _WARMING:
         if folder.is_dir():
             return folder
