@@ -5,10 +5,12 @@ A ``Workspace`` is a temporary folder ``<tmp>/repo`` (the copy the agent works i
 every file they wrote, and after each test run it undoes whatever the test process wrote, created
 or removed there (a faulty library can make a test open a data file for writing). So the *state*
 of the copy is exactly the set of tool-written files that differ from the pristine snapshot.
+``reset_tests`` puts tool-edited tests, conftest files and test configuration back to the
+snapshot (the environment calls it before every check).
 
 ``run_tests`` runs ``python -m pytest -p no:cacheprovider -q --tb=short -rA <node ids>`` in the
 bubblewrap jail (``pushbench.sandbox.jail``): the copy bound writable at ``/pushbench-jail/repo``
-(the cwd), the workspace's home and bytecode folders writable beside it, ``PYTHONPATH=<copy>/src``
+(the cwd), the workspace's home folder writable beside it, ``PYTHONPATH=<copy>/src``
 (plus, for flask and requests, the pinned pytest 8.3.3 snapshot's ``src`` bound read-only as the
 runner: the venv's newer pytest cannot run flask 3.0.3's conftest), plugin autoloading off; nothing
 else of the project is visible. Without bwrap, ``Workspace()`` refuses unless
@@ -27,7 +29,8 @@ and their tests collected, in a jail that sees no agent edit), so no test proces
 bytecode another run would load. Python trusts a ``.pyc`` while the source's mtime (whole seconds)
 and size match, so every tool write gives the file a new, unique mtime: an edited file is compiled
 afresh in every run and can never be shadowed by bytecode of the snapshot or of an earlier edit.
-(The weak sandbox writes bytecode to a folder of the workspace instead.) Tool writes encode first and replace files atomically (``sandbox.files``).
+(The weak sandbox writes bytecode to a folder of the workspace instead.) Tool writes encode first
+and replace files atomically (``sandbox.files``).
 """
 
 from __future__ import annotations
