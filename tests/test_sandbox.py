@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,24 @@ def test_the_jail_sees_only_its_binds(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_a_jail_bind_must_live_under_the_jail_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="under /pushbench-jail"):
         jail.run_jailed(["true"], [jail.Bind(tmp_path, "/data")], "/", {})
+
+
+@pytest.mark.skipif(jail.jail_problem() is not None, reason="no bubblewrap jail here")
+def test_a_hanging_jail_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    token = f"jail-hang-{os.getpid()}"
+    python, _ = jail.interpreter()
+    code = ("import os, subprocess, sys, time; "
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {token!r}], start_new_session=True); "
+            "print('started', flush=True); time.sleep(60)")
+    result = jail.run_jailed([python, "-c", code], [], "/", {"PATH": "/usr/bin:/bin"}, Limits(wall_seconds=2.0))
+    assert result.timed_out and "started" in result.output
+    time.sleep(0.2)
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p, token)]
+    assert not left
+
+
+def _cmdline_has(proc: Path, token: str) -> bool:
+    try:
+        return token.encode() in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False

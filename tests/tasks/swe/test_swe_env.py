@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pushbench.sandbox import jail
 from pushbench.tasks.swe.runs import Workspace, run_tests
 from pushbench.tasks.swe.units import inject
 from pushbench.tools import ToolCall
@@ -139,3 +140,18 @@ def test_bad_calls_are_errors_not_crashes(make_env) -> None:
         obs = env.execute(ToolCall(name, json.dumps(args)))
         assert not obs.ok and obs.text.startswith("ERROR:"), (name, args, obs.text)
     assert env.steps == 7 and not env.done
+
+
+def test_without_the_jail_swe_lite_refuses_unless_the_weak_sandbox_is_chosen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail, "jail_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.delenv(jail.WEAK_SANDBOX_ENV, raising=False)
+    root = write_toy(tmp_path / "snaps")
+    with pytest.raises(jail.JailUnavailable, match="not installed; set PUSHBENCH_WEAK_SANDBOX=1"):
+        Workspace("toy", root)
+    monkeypatch.setenv(jail.WEAK_SANDBOX_ENV, "1")
+    ws = Workspace("toy", root)
+    try:
+        assert not ws.jailed and run_tests(ws, ["tests/test_mathx.py::test_clamp"], cache=None).passed
+    finally:
+        ws.close()
