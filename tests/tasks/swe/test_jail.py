@@ -187,3 +187,17 @@ raise RuntimeError("PROBE " + verdict)
     assert probe(out) in ("OSError", "PermissionError"), out
     after = sorted(p.relative_to(env.workspace.bytecode) for p in env.workspace.bytecode.rglob("*"))
     assert after == before
+
+
+def test_links_fifos_and_files_a_test_makes_in_the_copy_are_removed(env: SweEnv) -> None:
+    out = plant(env, """
+import os
+os.mkfifo("src/toy/trap.py")  # a FIFO would hang any reader on the host
+os.symlink("/etc/passwd", "src/toy/passwd.py")
+open("src/toy/extra.py", "w").write("x = 1")
+raise RuntimeError("PROBE planted")
+""")
+    assert probe(out) == "planted"
+    names = sorted(p.name for p in (env.workspace.root / "src" / "toy").iterdir())
+    assert names == ["__init__.py", "mathx.py"]
+    assert call(env, "search_files", query="def clamp(").ok  # returns (no FIFO is opened)

@@ -111,8 +111,9 @@ class SweEnv(UnitEnvironment):
         hits, total = [], 0
         root = self.workspace.root.resolve()
         for file in sorted(root.rglob("*.py")):
-            if file.is_symlink() or any(p.is_symlink() for p in file.relative_to(root).parents if str(p) != "."):
-                continue
+            if file.is_symlink() or not file.is_file() or any(
+                    (root / p).is_symlink() for p in file.relative_to(root).parents if str(p) != "."):
+                continue  # links are not followed; a FIFO or socket is never opened
             rel = file.relative_to(root).as_posix()
             try:
                 text = file.read_text(encoding="utf-8")

@@ -120,6 +120,7 @@ class Workspace:
         # removed on close(), on garbage collection or at interpreter exit, whichever comes first
         self._finalizer = weakref.finalize(self, _remove, self.base)
         self._stamps = self._scan()
+        self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(size, mtime) of every file in the copy: what a test run may not change."""
@@ -130,9 +131,18 @@ class Workspace:
                 stamps[path.relative_to(self.root).as_posix()] = (st.st_size, st.st_mtime_ns)
         return stamps
 
+    def _special_entries(self) -> set[str]:
+        """Everything in the copy that is neither a regular file nor a folder (symlinks, FIFOs, sockets)."""
+        return {p.relative_to(self.root).as_posix() for p in self.root.rglob("*")
+                if p.is_symlink() or not (p.is_file() or p.is_dir())}
+
     def restore(self) -> list[str]:
-        """Undo whatever a test process changed in the copy (files written, created or removed);
-        only the tools change the workspace. Returns the paths it had to restore."""
+        """Undo whatever a test process changed in the copy (files written, created or removed, and
+        any symlink, FIFO or socket it made); only the tools change the workspace. Returns the paths
+        it had to restore."""
+        strays = sorted(self._special_entries() - self._specials)
+        for rel in strays:
+            (self.root / rel).unlink(missing_ok=True)
         now = self._scan()
         changed = sorted(p for p in set(now) | set(self._stamps) if now.get(p) != self._stamps.get(p))
         for rel in changed:
@@ -147,7 +157,7 @@ class Workspace:
                 self._put_pristine(rel)
         if changed:
             self._stamps = self._scan()
-        return changed
+        return sorted({*changed, *strays})
 
     def reset_tests(self, nodeids: Iterable[str] = ()) -> list[str]:
         """Put every tool-edited test file, conftest.py and test configuration file (and the files of
