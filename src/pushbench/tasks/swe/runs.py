@@ -221,7 +221,8 @@ class Workspace:
 
 def warm_bytecode(ws: Workspace) -> Path:
     """The read-only bytecode folder of ``ws``'s snapshot, filled once (see the module note)."""
-    key = json.dumps([SANDBOX_VERSION, sys.version, str(ws.pristine.resolve()), str(ws.runner)])
+    key = json.dumps([SANDBOX_VERSION, sys.version, str(ws.pristine.resolve()), str(ws.runner),
+                      _stat_print(ws.pristine), _stat_print(ws.runner)])  # a re-extracted snapshot: new folder
     shared = ws.pristine.parent.resolve() == config.SNAPSHOT_SRC.resolve()
     # another snapshot root (a test's, a miner's) keeps its bytecode beside it, removed with it
     top = config.DATA / "tmp" / "swe-bytecode" if shared else ws.pristine.parent / ".pushbench-bytecode"
@@ -252,6 +253,15 @@ def warm_bytecode(ws: Workspace) -> Path:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return folder
+
+
+def _stat_print(root: Path | None) -> str:
+    """A digest of (path, size, mtime) of the Python files under ``root``: what bytecode depends on."""
+    if root is None or not root.is_dir():
+        return ""
+    rows = sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in root.rglob("*.py") if p.is_file() and not p.is_symlink())
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
 
 
 def _jail_env(ws: Workspace) -> dict[str, str]:
