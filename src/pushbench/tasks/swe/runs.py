@@ -103,10 +103,11 @@ class Workspace:
         if not self.pristine.is_dir():
             raise FileNotFoundError(f"snapshot {repo!r} is not extracted at {self.pristine}")
         self.runner = runner_path(repo, self.pristine.parent)
+        shared = warm_bytecode(self) if self.jailed else None  # before anything needs removing
         self.base = Path(tempfile.mkdtemp(prefix=f"pushbench-swe-{repo}-"))
         self.root = self.base / "repo"
         self.home = self.base / "home"
-        self.bytecode = warm_bytecode(self) if self.jailed else self.base / "bytecode"  # outside the copy
+        self.bytecode = shared or self.base / "bytecode"  # outside the copy
         self.root.mkdir()
         self.bytecode.mkdir(exist_ok=True)
         for name in COPIED:
