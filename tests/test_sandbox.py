@@ -163,3 +163,26 @@ def _cmdline_has(proc: Path, token: str) -> bool:
         return token.encode() in (proc / "cmdline").read_bytes()
     except OSError:
         return False
+
+
+@pytest.mark.skipif(jail.jail_problem() is not None, reason="no bubblewrap jail here")
+def test_a_project_inside_a_system_folder_is_covered(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = Path("/usr/share")  # stands for a project kept under /usr
+    assert any(shown.iterdir())
+    monkeypatch.setattr(jail, "masked_paths", lambda system: [shown])
+    python, _ = jail.interpreter()
+    result = jail.run_jailed([python, "-c", "import os; print(os.listdir('/usr/share'), os.path.isdir('/usr/lib'))"],
+                             [], "/", {"PATH": "/usr/bin"})
+    assert result.output.split() == ["[]", "True"], result.output
+
+
+def test_masked_paths_are_the_project_folders_under_system_ones(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    from pushbench import config
+
+    monkeypatch.setattr(config, "ROOT", tmp_path / "proj")
+    monkeypatch.setattr(config, "DATA", tmp_path / "proj" / "data")
+    monkeypatch.setattr(config, "SNAPSHOT_SRC", tmp_path / "elsewhere" / "src")
+    assert jail.masked_paths([Path("/usr")]) == []
+    assert jail.masked_paths([tmp_path / "proj"]) == [(tmp_path / "proj").resolve(),
+                                                       (tmp_path / "proj" / "data").resolve()]

@@ -9,7 +9,8 @@
 * a filesystem built from nothing: the system folders (``/usr`` and the ``/bin``/``/lib`` links),
   a few files of ``/etc``, the interpreter and the venv, all read-only, and only the ``Bind``s the
   caller names (the episode's copy writable). The venv is bound by itself at ``/pushbench-jail/venv``,
-  never the project folder that may hold it, so no parent of ``sys.path`` leads to ``data/``;
+  never the project folder that may hold it, so no parent of ``sys.path`` leads to ``data/``; a
+  project kept inside a bound system folder is covered by an empty tmpfs (``masked_paths``);
 * an environment built from nothing (``--clearenv`` plus the caller's variables; bwrap itself gets
   the same), so neither the test's nor any ``/proc/<pid>/environ`` in the jail shows the runner's.
 
@@ -28,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from pushbench import config
 from pushbench.sandbox.process import Limits, SandboxResult, run_limited
 
 SANDBOX_VERSION = 1  # bump when the jail changes what a run can see or do (cached outcomes depend on it)
@@ -121,6 +123,12 @@ def run_jailed(argv: Sequence[str], binds: Sequence[Bind], cwd: str, env: Mappin
     return run_limited(command, Path("/"), env, limits)
 
 
+def masked_paths(system: Sequence[Path]) -> list[Path]:
+    """The project's folders that lie inside a bound system folder: they are covered by an empty tmpfs."""
+    project = {config.ROOT.resolve(), config.DATA.resolve(), config.SNAPSHOT_SRC.resolve()}
+    return sorted(p for p in project if any(p.is_relative_to(s.resolve()) for s in system))
+
+
 def _command(exe: str, argv: list[str], binds: Sequence[Bind], cwd: str, env: Mapping[str, str]) -> list[str]:
     args = [exe, *NAMESPACES, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
     for link in SYSTEM_LINKS:
@@ -132,6 +140,9 @@ def _command(exe: str, argv: list[str], binds: Sequence[Bind], cwd: str, env: Ma
         args += ["--ro-bind-try", path, path]
     for bind in binds:
         args += ["--bind" if bind.writable else "--ro-bind", str(bind.host), bind.inside]
+    system = [Path("/usr"), Path("/etc"), *(Path(b.inside) for b in binds if b.inside == str(b.host))]
+    for path in masked_paths(system):  # e.g. a project kept under /usr/local or inside the interpreter's folder
+        args += ["--tmpfs", str(path)]
     args += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
