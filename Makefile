@@ -16,7 +16,12 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $(STAMP)
 
+BWRAP_MISSING := bubblewrap (bwrap) is missing and could not be installed (apt-get needs root): SWE-lite test runs need it; install the package bubblewrap, or set PUSHBENCH_WEAK_SANDBOX=1 for the weaker sandbox
+
 install: $(STAMP)
+	@command -v bwrap > /dev/null || ( command -v apt-get > /dev/null \
+	  && { apt-get install -y -qq bubblewrap || { apt-get update -qq && apt-get install -y -qq bubblewrap; }; } \
+	  > /dev/null 2>&1 && command -v bwrap > /dev/null ) || echo "$(BWRAP_MISSING)"
 
 test: install
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip

@@ -1,15 +1,17 @@
-"""The sandbox: confined paths, a scrubbed environment, limits and timeouts for child processes."""
+"""The sandbox: confined paths, a scrubbed environment, limits and timeouts, atomic writes, the jail."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from pushbench.sandbox import Limits, PathRefused, clean_env, resolve_inside, run_sandboxed
+from pushbench.sandbox import (JailUnavailable, Limits, PathRefused, UnencodableText, clean_env, jail, require_jail,
+                               resolve_inside, run_sandboxed, write_text_atomic)
 
 
 @pytest.fixture
@@ -82,3 +84,105 @@ def test_memory_hungry_child_fails_without_hurting_the_parent(tmp_path: Path) ->
 def test_output_is_capped(tmp_path: Path) -> None:
     result = run_sandboxed([sys.executable, "-c", "print('x' * 500_000)"], tmp_path, tmp_path, clean_env(tmp_path))
     assert result.truncated and len(result.output) <= 200_000
+
+
+# --- atomic, encode-first writes ------------------------------------------------------------------
+
+def test_an_unencodable_text_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    target = tmp_path / "mod.py"
+    target.write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(UnencodableText, match="surrogate"):
+        write_text_atomic(target, "x = '\ud800'\n")
+    assert target.read_bytes() == b"x = 1\n" and [p.name for p in tmp_path.iterdir()] == ["mod.py"]
+
+
+def test_an_atomic_write_keeps_the_mode_and_sets_the_mtime(tmp_path: Path) -> None:
+    target = tmp_path / "run.sh"
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o751)
+    write_text_atomic(target, "new ü\n", mtime_ns=123 * 10**9)
+    assert target.read_text(encoding="utf-8") == "new ü\n"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o751) and target.stat().st_mtime_ns == 123 * 10**9
+    assert [p.name for p in tmp_path.iterdir()] == ["run.sh"]
+
+
+# --- the jail -------------------------------------------------------------------------------------
+
+def test_without_bubblewrap_runs_are_refused_unless_the_weak_sandbox_is_chosen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail, "jail_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.delenv(jail.WEAK_SANDBOX_ENV, raising=False)
+    with pytest.raises(JailUnavailable) as refused:
+        require_jail()
+    message = str(refused.value)
+    assert "\n" not in message and "not installed" in message and "PUSHBENCH_WEAK_SANDBOX=1" in message
+    monkeypatch.setenv(jail.WEAK_SANDBOX_ENV, "1")
+    assert require_jail() is False
+
+
+@pytest.mark.skipif(jail.jail_problem() is not None, reason="no bubblewrap jail here")
+def test_the_jail_sees_only_its_binds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-should-not-leak")
+    (tmp_path / "rw").mkdir()
+    python, _ = jail.interpreter()
+    code = ("import json, os, sys; open('/pushbench-jail/rw/out.txt', 'w').write('ok'); "
+            "print(json.dumps([sorted(os.listdir('/')), sorted(os.listdir('/pushbench-jail')), os.getpid(), "
+            "open('/proc/1/environ').read(), sys.prefix]))")
+    result = jail.run_jailed([python, "-c", code], [jail.Bind(tmp_path / "rw", "/pushbench-jail/rw", True)],
+                             "/pushbench-jail/rw", {"PATH": "/usr/bin:/bin"})
+    top, inside, pid, environ, prefix = json.loads(result.output)
+    system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "tmp", "pushbench-jail"}
+    assert set(top) <= system | {Path(sys.base_prefix).parts[1]}  # only system folders, the interpreter, binds
+    assert inside == sorted(["rw", *(["venv"] if sys.prefix != sys.base_prefix else [])])
+    assert pid <= 3 and "sk-test" not in environ and environ == "PATH=/usr/bin:/bin\x00"
+    assert (tmp_path / "rw" / "out.txt").read_text() == "ok"
+    assert prefix == (jail.VENV if sys.prefix != sys.base_prefix else sys.prefix)
+
+
+def test_a_jail_bind_must_live_under_the_jail_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="under /pushbench-jail"):
+        jail.run_jailed(["true"], [jail.Bind(tmp_path, "/data")], "/", {})
+
+
+@pytest.mark.skipif(jail.jail_problem() is not None, reason="no bubblewrap jail here")
+def test_a_hanging_jail_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    token = f"jail-hang-{os.getpid()}"
+    python, _ = jail.interpreter()
+    code = ("import os, subprocess, sys, time; "
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {token!r}], start_new_session=True); "
+            "print('started', flush=True); time.sleep(60)")
+    result = jail.run_jailed([python, "-c", code], [], "/", {"PATH": "/usr/bin:/bin"}, Limits(wall_seconds=2.0))
+    assert result.timed_out and "started" in result.output
+    time.sleep(0.2)
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p, token)]
+    assert not left
+
+
+def _cmdline_has(proc: Path, token: str) -> bool:
+    try:
+        return token.encode() in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(jail.jail_problem() is not None, reason="no bubblewrap jail here")
+def test_a_project_inside_a_system_folder_is_covered(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = Path("/usr/share")  # stands for a project kept under /usr
+    assert any(shown.iterdir())
+    monkeypatch.setattr(jail, "masked_paths", lambda system: [shown])
+    python, _ = jail.interpreter()
+    result = jail.run_jailed([python, "-c", "import os; print(os.listdir('/usr/share'), os.path.isdir('/usr/lib'))"],
+                             [], "/", {"PATH": "/usr/bin"})
+    assert result.output.split() == ["[]", "True"], result.output
+
+
+def test_masked_paths_are_the_project_folders_under_system_ones(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    from pushbench import config
+
+    monkeypatch.setattr(config, "ROOT", tmp_path / "proj")
+    monkeypatch.setattr(config, "DATA", tmp_path / "proj" / "data")
+    monkeypatch.setattr(config, "SNAPSHOT_SRC", tmp_path / "elsewhere" / "src")
+    assert jail.masked_paths([Path("/usr")]) == []
+    assert jail.masked_paths([tmp_path / "proj"]) == [(tmp_path / "proj").resolve(),
+                                                       (tmp_path / "proj" / "data").resolve()]

@@ -114,3 +114,16 @@ def test_the_budget_ends_the_episode(dataops_env) -> None:
         obs = call(env, "status")
     assert obs.done and env.termination == "budget"
     assert call(env, "status").text.startswith("ERROR: the episode has ended")
+
+
+def test_an_edit_with_a_lone_surrogate_changes_nothing(dataops_env) -> None:
+    env = dataops_env("dataops-n03-b1")
+    unit = _unit_of(env, "metadata_repair")
+    target = env.unit_dir(unit) / "PKG-INFO"
+    before = target.read_bytes()
+    obs = env.execute(ToolCall("edit", '{"unit": "%s", "path": "PKG-INFO", "old": "Metadata-Version: 2.1", '
+                                       '"new": "\\ud800"}' % unit))  # valid JSON, no UTF-8 encoding
+    assert not obs.ok and obs.text.startswith("ERROR:")
+    assert target.read_bytes() == before  # untouched
+    assert not [p for p in env.unit_dir(unit).rglob("*") if p.name.endswith(".tmp")]  # no temporary file left
+    assert not env.records[unit].changed_since_check

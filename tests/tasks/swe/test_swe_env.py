@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pushbench.tasks.swe.runs import Workspace, bytecode_dir, run_tests
+from pushbench.sandbox import jail
+from pushbench.tasks.swe.runs import Workspace, run_tests
 from pushbench.tasks.swe.units import inject
 from pushbench.tools import ToolCall
 from pushbench.tasks.swe.env import SweEnv
@@ -102,7 +103,7 @@ def test_a_test_process_cannot_see_api_keys(make_env, monkeypatch: pytest.Monkey
     assert "OPENAI_API_KEY" not in seen and "sk-parent-secret" not in obs.text
     assert set(seen) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONPYCACHEPREFIX", "PYTHONHASHSEED",
                          "PYTHONUNBUFFERED", "PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_CURRENT_TEST",
-                         "PYTEST_VERSION"}
+                         "PYTEST_VERSION", "PWD"}
     assert seen["HOME"] == "<tmp>"  # HOME is inside the workspace (shown path-free)
     assert seen["PYTHONPYCACHEPREFIX"] == "<bytecode>"  # bytecode goes outside the copy (shown path-free)
 
@@ -110,7 +111,7 @@ def test_a_test_process_cannot_see_api_keys(make_env, monkeypatch: pytest.Monkey
 def test_bytecode_never_shadows_an_edit_and_leaves_with_the_workspace(tmp_path: Path) -> None:
     """Same-size edits within one second: each test run must see the source as it is now."""
     ws = Workspace("toy", write_toy(tmp_path / "snaps"))
-    mirror = bytecode_dir() / ws.base.relative_to(ws.base.anchor)
+    mirror = ws.bytecode
     source = ws.read("src/toy/mathx.py")
     flipped = source.replace("if value < low:", "if value > low:")  # same size, breaks clamp
     outcomes = []
@@ -118,9 +119,9 @@ def test_bytecode_never_shadows_an_edit_and_leaves_with_the_workspace(tmp_path: 
         ws.write("src/toy/mathx.py", text)
         outcomes.append(run_tests(ws, ["tests/test_mathx.py::test_clamp"], cache=None).passed)
     assert outcomes == [True, False, True, False]
-    assert mirror.is_dir() and not list(ws.root.rglob("*.pyc"))  # compiled, but not into the copy
+    assert list(mirror.rglob("*.pyc")) and not list(ws.root.rglob("*.pyc"))  # compiled, but not into the copy
     ws.close()
-    assert not mirror.exists() and not ws.base.exists()
+    assert not ws.base.exists()
 
 
 def test_the_workspace_is_removed_when_the_episode_ends(make_env) -> None:
@@ -139,3 +140,18 @@ def test_bad_calls_are_errors_not_crashes(make_env) -> None:
         obs = env.execute(ToolCall(name, json.dumps(args)))
         assert not obs.ok and obs.text.startswith("ERROR:"), (name, args, obs.text)
     assert env.steps == 7 and not env.done
+
+
+def test_without_the_jail_swe_lite_refuses_unless_the_weak_sandbox_is_chosen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jail, "jail_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.delenv(jail.WEAK_SANDBOX_ENV, raising=False)
+    root = write_toy(tmp_path / "snaps")
+    with pytest.raises(jail.JailUnavailable, match="not installed; set PUSHBENCH_WEAK_SANDBOX=1"):
+        Workspace("toy", root)
+    monkeypatch.setenv(jail.WEAK_SANDBOX_ENV, "1")
+    ws = Workspace("toy", root)
+    try:
+        assert not ws.jailed and run_tests(ws, ["tests/test_mathx.py::test_clamp"], cache=None).passed
+    finally:
+        ws.close()

@@ -4,7 +4,8 @@
 ``inspect(unit, path, page)``, ``answer(unit, value)``, ``edit(unit, path, old, new)`` and
 ``run_checker(unit)``. Each unit's files live in ``<episode dir>/<unit>/``; a path is relative
 to that folder, and absolute paths, ``..``, backslashes and symlinks are refused, so no call
-reads or writes outside the copy. The copy is removed when the episode ends.
+reads or writes outside the copy. Edits encode their text first and replace the file atomically
+(``sandbox.files``). The copy is removed when the episode ends.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from pushbench.sandbox.files import UnencodableText, write_text_atomic
 from pushbench.tasks.dataops import units as du
 from pushbench.tools.base import Observation, ToolError, has_control_chars, tool
 from pushbench.tools.units import UNIT_PARAM, CheckResult, UnitEnvironment
@@ -135,7 +137,10 @@ class DataOpsEnv(UnitEnvironment):
         if count != 1:
             hint = "it was not found" if count == 0 else f"it occurs {count} times; include more context"
             raise ToolError(f"edit {unit} {path}: the old text must occur exactly once, but {hint}. Nothing changed.")
-        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+        try:  # encoded first, then the file is replaced atomically: no write half-happens
+            write_text_atomic(target, text.replace(old, new, 1))
+        except UnencodableText as err:
+            raise ToolError(f"edit {unit} {path}: {err}") from None
         self.note_change(unit)
         return Observation(f"edit {unit} {path}: replaced 1 occurrence. Run run_checker({unit}) to check it.",
                            payload=self.unit_log(unit, path=path))

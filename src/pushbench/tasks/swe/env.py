@@ -2,8 +2,11 @@
 
 ``list_units``, ``submit``, ``status`` and ``final`` come from ``UnitEnvironment``. Every path is
 confined to the copy (``sandbox.resolve_inside``: relative, no ``..``, no symlink anywhere on the
-way); test runs are sandboxed subprocesses (``tasks.swe_runs``). The workspace is removed when
-the episode ends.
+way); test runs go to the bubblewrap jail (``tasks.swe.runs``). Before every check (``run_tests``
+and ``submit``) the tests, conftest files and test configuration are reset to the snapshot, so an
+edit under the tests is allowed but can never make a unit pass. Edits encode their text first and
+replace the file atomically: an unencodable ``new`` is an error and the file stays as it was. The
+workspace is removed when the episode ends.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pushbench.sandbox import PathRefused
+from pushbench.sandbox import PathRefused, UnencodableText
 from pushbench.tasks.swe.runs import Workspace, run_tests
 from pushbench.tasks.swe.units import UnitFault
 from pushbench.tools.base import Observation, ToolError, tool
@@ -51,9 +54,15 @@ class SweEnv(UnitEnvironment):
 
     # --- the checker ---------------------------------------------------------------------------
     def check_unit(self, unit_id: str) -> CheckResult:
-        run = run_tests(self.workspace, list(self.faults[unit_id].tests))
+        tests = list(self.faults[unit_id].tests)
+        reset = self.workspace.reset_tests(tests)  # as SWE-bench resets test files before evaluation
+        run = run_tests(self.workspace, tests)
         verdict = "all targeted tests pass" if run.passed else "targeted tests fail"
-        return CheckResult(run.passed, f"{verdict}\n{run.shown()}")
+        note = ""
+        if reset:
+            note = (f"note: {', '.join(reset)} reset to the original before this run (edits to tests, "
+                    "conftest.py and test configuration never count; fix the library code)\n")
+        return CheckResult(run.passed, f"{note}{verdict}\n{run.shown()}")
 
     def end(self, reason: str, reported: int | None = None) -> None:
         super().end(reason, reported)
@@ -102,8 +111,9 @@ class SweEnv(UnitEnvironment):
         hits, total = [], 0
         root = self.workspace.root.resolve()
         for file in sorted(root.rglob("*.py")):
-            if file.is_symlink() or any(p.is_symlink() for p in file.relative_to(root).parents if str(p) != "."):
-                continue
+            if file.is_symlink() or not file.is_file() or any(
+                    (root / p).is_symlink() for p in file.relative_to(root).parents if str(p) != "."):
+                continue  # links are not followed; a FIFO or socket is never opened
             rel = file.relative_to(root).as_posix()
             try:
                 text = file.read_text(encoding="utf-8")
@@ -131,9 +141,15 @@ class SweEnv(UnitEnvironment):
             raise ToolError("old and new may not contain control characters other than newline and tab")
         target = self._path(path)
         rel = target.relative_to(self.workspace.root.resolve()).as_posix()
-        text = target.read_text(encoding="utf-8")
+        try:
+            text = target.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{path} is not a UTF-8 text file") from None
         updated = edit_text(text, old, new)
-        self.workspace.write(rel, updated)
+        try:
+            self.workspace.write(rel, updated)
+        except UnencodableText as err:
+            raise ToolError(f"edit: {err}") from None
         if focus:
             self.note_change(focus)
         first = text[: text.index(old)].count("\n") + 1

@@ -5,22 +5,32 @@ A ``Workspace`` is a temporary folder ``<tmp>/repo`` (the copy the agent works i
 every file they wrote, and after each test run it undoes whatever the test process wrote, created
 or removed there (a faulty library can make a test open a data file for writing). So the *state*
 of the copy is exactly the set of tool-written files that differ from the pristine snapshot.
+``reset_tests`` puts tool-edited tests, conftest files and test configuration back to the
+snapshot (the environment calls it before every check).
 
 ``run_tests`` runs ``python -m pytest -p no:cacheprovider -q --tb=short -rA <node ids>`` in the
-sandbox (``pushbench.sandbox``): cwd = the copy, ``PYTHONPATH=<copy>/src`` (plus, for flask and
-requests, the pinned pytest 8.3.3 snapshot as the runner: the venv's newer pytest cannot run
-flask 3.0.3's conftest), plugin autoloading off. Output is made stable and path-free (timings,
-temp paths, object addresses removed) before anyone sees it.
+bubblewrap jail (``pushbench.sandbox.jail``): the copy bound writable at ``/pushbench-jail/repo``
+(the cwd), the workspace's home folder writable beside it, ``PYTHONPATH=<copy>/src``
+(plus, for flask and requests, the pinned pytest 8.3.3 snapshot's ``src`` bound read-only as the
+runner: the venv's newer pytest cannot run flask 3.0.3's conftest), plugin autoloading off; nothing
+else of the project is visible. Without bwrap, ``Workspace()`` refuses unless
+``PUSHBENCH_WEAK_SANDBOX=1`` chose the weaker sandbox. Output is made stable and path-free
+(timings, temp paths, object addresses removed) before anyone sees it.
 
-Runs are cached on disk by (repo, node ids, the exact content of every file that differs from the
-snapshot, Python version): the same tree and command give the same outcome, so a rerun of the
-same state is looked up instead of executed. ``PUSHBENCH_SWE_TEST_CACHE=off`` disables it.
+Runs are cached on disk by the bytes of every file in the copy (a digest of the tree), the node
+ids, the repo, the Python version and the sandbox's version and mode: the same tree and command
+give the same outcome, so a rerun of the same state is looked up instead of executed. The digest
+is taken again after the run (once the copy is restored): a result is stored only when the tree
+it ran on is still the tree on disk. ``PUSHBENCH_SWE_TEST_CACHE=off`` disables the cache.
 
-Compiled bytecode goes to one shared folder outside every copy (``bytecode_dir()``, via
-``PYTHONPYCACHEPREFIX``), so the interpreter's own modules and the pinned pytest runner are
-compiled once, not on every run; a workspace's share of it is removed with the workspace. Python
-trusts a ``.pyc`` while the source's mtime (whole seconds) and size match, so every tool write
-gives the file a new, unique mtime: an edit can never be shadowed by bytecode of an earlier edit.
+Compiled bytecode (``PYTHONPYCACHEPREFIX``) comes from a folder per snapshot, bound read-only:
+``warm_bytecode`` fills it once from trusted code only (the pristine snapshot and runner compiled,
+and their tests collected, in a jail that sees no agent edit), so no test process can plant
+bytecode another run would load. Python trusts a ``.pyc`` while the source's mtime (whole seconds)
+and size match, so every tool write gives the file a new, unique mtime: an edited file is compiled
+afresh in every run and can never be shadowed by bytecode of the snapshot or of an earlier edit.
+(The weak sandbox writes bytecode to a folder of the workspace instead.) Tool writes encode first
+and replace files atomically (``sandbox.files``).
 """
 
 from __future__ import annotations
@@ -32,23 +42,36 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
 from pushbench import config
-from pushbench.sandbox import Limits, clean_env, resolve_inside, run_sandboxed
+from pushbench.sandbox import (JAIL, SANDBOX_VERSION, Bind, Limits, clean_env, encode_text, require_jail,
+                               resolve_inside, run_jailed, run_sandboxed, write_bytes_atomic)
+from pushbench.sandbox.jail import VENV, interpreter
 
-CACHE_VERSION = 4  # 2: test runs cannot change the copy; 3: random temp names removed from output; 4: 1 GiB limit
+CACHE_VERSION = 5  # 5: keyed by the tree's bytes, the sandbox version and mode (the jail)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
+TEST_ROOTS = ("tests/", "testing/")  # reset to the snapshot before every check, like test config below
+TEST_CONFIG = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini"})
 TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0, memory_bytes=1024**3)  # a faulty loop dies at 1 GiB
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - .*)?$")
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _TEMPNAME = re.compile(r"\btmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp/mkstemp's random names
 EDIT_EPOCH = 100_000_000  # mtimes of tool-written files count up from here (1973: no sdist file has it)
+_WARMING = threading.Lock()
+WARM_SCRIPT = ("import compileall, subprocess, sys\n"
+               "for folder in sys.argv[2:]:\n"
+               "    compileall.compile_dir(folder, quiet=2)\n"
+               "subprocess.call([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '--collect-only', '-q',"
+               " *sys.argv[1].split(',')])\n")
+IN_REPO, IN_HOME, IN_BYTECODE, IN_PYTEST = (f"{JAIL}/repo", f"{JAIL}/home", f"{JAIL}/bytecode",
+                                            f"{JAIL}/pytest-runner")
 
 
 @dataclass(frozen=True)
@@ -69,17 +92,24 @@ class CheckRun:
 
 
 class Workspace:
-    """A private copy of one snapshot; removed by ``close()`` (or when collected, or at exit)."""
+    """A private copy of one snapshot; removed by ``close()`` (or when collected, or at exit).
+
+    Refuses (``JailUnavailable``) where bubblewrap cannot run, unless the weak sandbox was chosen."""
 
     def __init__(self, repo: str, snapshot_root: Path | None = None):
+        self.jailed = require_jail()
         self.repo = repo
         self.pristine = (snapshot_root or config.SNAPSHOT_SRC) / repo
         if not self.pristine.is_dir():
             raise FileNotFoundError(f"snapshot {repo!r} is not extracted at {self.pristine}")
+        self.runner = runner_path(repo, self.pristine.parent)
+        shared = warm_bytecode(self) if self.jailed else None  # before anything needs removing
         self.base = Path(tempfile.mkdtemp(prefix=f"pushbench-swe-{repo}-"))
         self.root = self.base / "repo"
         self.home = self.base / "home"
+        self.bytecode = shared or self.base / "bytecode"  # outside the copy
         self.root.mkdir()
+        self.bytecode.mkdir(exist_ok=True)
         for name in COPIED:
             source = self.pristine / name
             if source.is_dir():
@@ -91,6 +121,7 @@ class Workspace:
         # removed on close(), on garbage collection or at interpreter exit, whichever comes first
         self._finalizer = weakref.finalize(self, _remove, self.base)
         self._stamps = self._scan()
+        self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(size, mtime) of every file in the copy: what a test run may not change."""
@@ -101,24 +132,48 @@ class Workspace:
                 stamps[path.relative_to(self.root).as_posix()] = (st.st_size, st.st_mtime_ns)
         return stamps
 
+    def _special_entries(self) -> set[str]:
+        """Everything in the copy that is neither a regular file nor a folder (symlinks, FIFOs, sockets)."""
+        return {p.relative_to(self.root).as_posix() for p in self.root.rglob("*")
+                if p.is_symlink() or not (p.is_file() or p.is_dir())}
+
     def restore(self) -> list[str]:
-        """Undo whatever a test process changed in the copy (files written, created or removed);
-        only the tools change the workspace. Returns the paths it had to restore."""
+        """Undo whatever a test process changed in the copy (files written, created or removed, and
+        any symlink, FIFO or socket it made); only the tools change the workspace. Returns the paths
+        it had to restore."""
+        strays = sorted(self._special_entries() - self._specials)
+        for rel in strays:
+            (self.root / rel).unlink(missing_ok=True)
         now = self._scan()
         changed = sorted(p for p in set(now) | set(self._stamps) if now.get(p) != self._stamps.get(p))
         for rel in changed:
             target = self.root / rel
             if rel not in self._stamps:
                 target.unlink(missing_ok=True)
-            elif rel in self.written:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                self._put(target, self.written[rel])
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if rel in self.written:
+                self._put(target, encode_text(self.written[rel]))
             else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(self.pristine / rel, target)
+                self._put_pristine(rel)
         if changed:
             self._stamps = self._scan()
-        return changed
+        return sorted({*changed, *strays})
+
+    def reset_tests(self, nodeids: Iterable[str] = ()) -> list[str]:
+        """Put every tool-edited test file, conftest.py and test configuration file (and the files of
+        ``nodeids``) back to the snapshot's bytes, as SWE-bench resets tests before evaluation.
+        Returns the paths that were reset."""
+        targeted = {n.split("::", 1)[0] for n in nodeids}
+        reset = []
+        for rel in sorted(self.written):
+            if rel in targeted or _is_test_file(rel):
+                self._put_pristine(rel)
+                del self.written[rel]
+                reset.append(rel)
+        if reset:
+            self._stamps = self._scan()
+        return reset
 
     def path(self, relative: str) -> Path:
         return resolve_inside(self.root, relative)
@@ -127,31 +182,35 @@ class Workspace:
         return self.path(relative).read_text(encoding="utf-8")
 
     def write(self, relative: str, text: str) -> None:
+        """Replace an existing file of the copy (encoded first: ``UnencodableText`` changes nothing)."""
+        data = encode_text(text)
         target = self.path(relative)
         if not target.is_file():
             raise FileNotFoundError(f"{relative} is not a file of the workspace")
-        self._put(target, text)
+        self._put(target, data)
         rel = target.relative_to(self.root.resolve()).as_posix()
         self.written[rel] = text
         st = target.stat()
         self._stamps[rel] = (st.st_size, st.st_mtime_ns)
 
-    def _put(self, target: Path, text: str) -> None:
-        """Write with a new whole-second mtime, unique in this workspace (see the module note)."""
-        target.write_text(text, encoding="utf-8")
+    def _put(self, target: Path, data: bytes) -> None:
+        """Write atomically with a new whole-second mtime, unique in this workspace (see the module note)."""
         self._writes += 1
-        stamp = (EDIT_EPOCH + self._writes) * 10**9
-        os.utime(target, ns=(stamp, stamp))
+        write_bytes_atomic(target, data, (EDIT_EPOCH + self._writes) * 10**9)
 
-    def diff_state(self) -> list[tuple[str, str]]:
-        """(path, sha256) of every file that now differs from the pristine snapshot."""
-        state = []
-        for relative in sorted(self.written):
-            current = self.written[relative].encode("utf-8")
-            original = self.pristine / relative
-            if not original.is_file() or original.read_bytes() != current:
-                state.append((relative, hashlib.sha256(current).hexdigest()))
-        return state
+    def _put_pristine(self, rel: str) -> None:
+        source = self.pristine / rel
+        write_bytes_atomic(self.root / rel, source.read_bytes(), source.stat().st_mtime_ns)
+
+    def digest(self) -> str:
+        """sha256 over the path and bytes of every file in the copy: the state a run sees."""
+        outer = hashlib.sha256()
+        for path in sorted(self.root.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            outer.update(path.relative_to(self.root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+            outer.update(hashlib.sha256(path.read_bytes()).digest())
+        return outer.hexdigest()
 
     @property
     def closed(self) -> bool:
@@ -161,33 +220,84 @@ class Workspace:
         self._finalizer()
 
 
+def warm_bytecode(ws: Workspace) -> Path:
+    """The read-only bytecode folder of ``ws``'s snapshot, filled once (see the module note)."""
+    key = json.dumps([SANDBOX_VERSION, sys.version, str(ws.pristine.resolve()), str(ws.runner),
+                      _stat_print(ws.pristine), _stat_print(ws.runner)])  # a re-extracted snapshot: new folder
+    shared = ws.pristine.parent.resolve() == config.SNAPSHOT_SRC.resolve()
+    # another snapshot root (a test's, a miner's) keeps its bytecode beside it, removed with it
+    top = config.DATA / "tmp" / "swe-bytecode" if shared else ws.pristine.parent / ".pushbench-bytecode"
+    folder = top / f"{ws.repo}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    with _WARMING:
+        if folder.is_dir():
+            return folder
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            (scratch / "cache").mkdir()
+            (scratch / "home").mkdir()
+            roots = [r.rstrip("/") for r in TEST_ROOTS if (ws.pristine / r).is_dir()]
+            binds = [Bind(ws.pristine, IN_REPO), Bind(scratch / "cache", IN_BYTECODE, writable=True),
+                     Bind(scratch / "home", IN_HOME, writable=True)]
+            folders = [f"{IN_REPO}/src"]
+            if ws.runner is not None and ws.runner.is_dir():
+                binds.append(Bind(ws.runner, IN_PYTEST))
+                folders.append(IN_PYTEST)
+            env = _jail_env(ws)
+            python, _ = interpreter()
+            run_jailed([python, "-c", WARM_SCRIPT, ",".join(roots) or ".", *folders], binds, IN_REPO, env,
+                       TEST_LIMITS)
+            os.rename(scratch / "cache", folder)
+        except OSError:
+            if not folder.is_dir():
+                raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return folder
+
+
+def _stat_print(root: Path | None) -> str:
+    """A digest of (path, size, mtime) of the Python files under ``root``: what bytecode depends on."""
+    if root is None or not root.is_dir():
+        return ""
+    rows = sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in root.rglob("*.py") if p.is_file() and not p.is_symlink())
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def _jail_env(ws: Workspace) -> dict[str, str]:
+    pythonpath = [Path(IN_REPO) / "src"]
+    if ws.runner is not None and ws.runner.is_dir():
+        pythonpath.append(Path(IN_PYTEST))
+    return clean_env(Path(IN_HOME), pythonpath, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                     bytecode_cache=Path(IN_BYTECODE))
+
+
+def _is_test_file(rel: str) -> bool:
+    return rel.startswith(TEST_ROOTS) or rel.rsplit("/", 1)[-1] == "conftest.py" or rel in TEST_CONFIG
+
+
 def _remove(base: Path) -> None:
-    """Delete a workspace and its share of the bytecode folder (mirrored under its absolute path)."""
     shutil.rmtree(base, ignore_errors=True)
-    shutil.rmtree(bytecode_dir() / base.relative_to(base.anchor), ignore_errors=True)
 
 
-def bytecode_dir() -> Path:
-    return config.DATA / "tmp" / "swe-bytecode"
-
-
-def runner_path(repo: str, snapshot_root: Path | None = None) -> list[Path]:
-    """Extra import roots for the test runner: the pinned pytest, except for pytest itself."""
+def runner_path(repo: str, snapshot_root: Path | None = None) -> Path | None:
+    """The import root of the test runner: the pinned pytest, except for pytest itself."""
     if repo == "pytest":
-        return []
-    return [(snapshot_root or config.SNAPSHOT_SRC) / "pytest" / "src"]
+        return None
+    return (snapshot_root or config.SNAPSHOT_SRC) / "pytest" / "src"
 
 
-def pytest_argv(nodeids: Iterable[str]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", "-rA",
+def pytest_argv(nodeids: Iterable[str], python: str = sys.executable) -> list[str]:
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", "-rA",
             "--color=no", *nodeids]
 
 
 def run_tests(ws: Workspace, nodeids: list[str], cache: Path | None | str = "default",
               limits: Limits = TEST_LIMITS) -> CheckRun:
-    """Run the node ids in the workspace (sandboxed); cached by exact tree state."""
+    """Run the node ids in the workspace (jailed); cached by the bytes of the tree it runs on."""
     folder = cache_dir() if cache == "default" else (Path(cache) if cache else None)
-    key = _cache_key(ws, nodeids)
+    key = _cache_key(ws, nodeids) if folder is not None else ""
     if folder is not None:
         hit = folder / f"{key}.json"
         if hit.is_file():
@@ -196,7 +306,7 @@ def run_tests(ws: Workspace, nodeids: list[str], cache: Path | None | str = "def
             except (json.JSONDecodeError, TypeError):
                 pass  # a damaged entry is recomputed
     result = _execute(ws, nodeids, limits)
-    if folder is not None:
+    if folder is not None and _cache_key(ws, nodeids) == key:  # the tree on disk is the one that ran
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{key}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps({k: v for k, v in asdict(result).items() if k != "cached"}, sort_keys=True),
@@ -213,7 +323,9 @@ def cache_dir() -> Path | None:
 
 
 def _cache_key(ws: Workspace, nodeids: list[str]) -> str:
-    blob = json.dumps([CACHE_VERSION, ws.repo, sys.version_info[:3], sorted(nodeids), ws.diff_state()])
+    mode = "jail" if ws.jailed else "weak"
+    blob = json.dumps([CACHE_VERSION, SANDBOX_VERSION, mode, ws.repo, sys.version_info[:3], sorted(nodeids),
+                       ws.digest()])
     return hashlib.sha256(blob.encode()).hexdigest()[:40]
 
 
@@ -221,9 +333,7 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
     if ws.home.exists():
         shutil.rmtree(ws.home)
     ws.home.mkdir()
-    env = clean_env(ws.home, [ws.root / "src", *runner_path(ws.repo, ws.pristine.parent)],
-                    {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, bytecode_cache=bytecode_dir())
-    result = run_sandboxed(pytest_argv(nodeids), ws.base, ws.root, env, limits)
+    result = _run_jailed(ws, nodeids, limits) if ws.jailed else _run_weak(ws, nodeids, limits)
     ws.restore()  # a test that wrote into the copy (e.g. opened a data file for writing) is undone
     output = sanitize(result.output, ws)
     if result.timed_out:
@@ -234,13 +344,31 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
     return CheckRun(passed, outcomes, output, result.returncode)
 
 
+def _run_jailed(ws: Workspace, nodeids: list[str], limits: Limits):
+    python, _ = interpreter()
+    binds = [Bind(ws.root, IN_REPO, writable=True), Bind(ws.home, IN_HOME, writable=True),
+             Bind(ws.bytecode, IN_BYTECODE)]
+    if ws.runner is not None and ws.runner.is_dir():
+        binds.append(Bind(ws.runner, IN_PYTEST))
+    return run_jailed(pytest_argv(nodeids, python), binds, IN_REPO, _jail_env(ws), limits)
+
+
+def _run_weak(ws: Workspace, nodeids: list[str], limits: Limits):
+    """The weaker sandbox (``PUSHBENCH_WEAK_SANDBOX=1``): limits and a clean environment only."""
+    env = clean_env(ws.home, [ws.root / "src", *([ws.runner] if ws.runner else [])],
+                    {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, bytecode_cache=ws.bytecode)
+    return run_sandboxed(pytest_argv(nodeids), ws.base, ws.root, env, limits)
+
+
 def sanitize(output: str, ws: Workspace) -> str:
     """Remove what differs between runs or machines: paths, timings, addresses, temp names."""
     text = output
-    for path, label in ((ws.root, ""), (ws.home, "<tmp>"), (ws.base, "<tmp>"), (bytecode_dir(), "<bytecode>"),
-                        (ws.pristine.parent / "pytest" / "src", "<pytest>"),
-                        (Path(sys.prefix), "<venv>"), (Path(sys.base_prefix), "<python>")):
-        for form in {str(path), str(path.resolve())}:
+    pytest_src = ws.pristine.parent / "pytest" / "src"
+    for path, label in ((ws.root, ""), (IN_REPO, ""), (ws.home, "<tmp>"), (IN_HOME, "<tmp>"),
+                        (ws.bytecode, "<bytecode>"), (IN_BYTECODE, "<bytecode>"), (ws.base, "<tmp>"),
+                        (pytest_src, "<pytest>"), (IN_PYTEST, "<pytest>"), (Path(sys.prefix), "<venv>"),
+                        (VENV, "<venv>"), (JAIL, "<tmp>"), (Path(sys.base_prefix), "<python>")):
+        for form in {str(path), str(Path(path).resolve())}:
             text = text.replace(form + "/", label + "/" if label else "").replace(form, label or ".")
     text = _TIMING.sub("", text)
     text = _TEMPNAME.sub("tmpXXXXXXXX", text)

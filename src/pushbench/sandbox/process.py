@@ -1,4 +1,6 @@
-"""Isolated subprocess runs and confined paths for agent-controlled workspaces.
+"""Limited subprocess runs and confined paths for agent-controlled workspaces (the weak layer).
+
+The bubblewrap jail (``sandbox.jail``) adds namespaces and a filesystem view on top of this.
 
 Two rules keep an agent (and the code it edits) inside its episode's workspace:
 
@@ -116,7 +118,12 @@ def run_sandboxed(argv: Sequence[str], workspace: Path, cwd: Path, env: Mapping[
     where = cwd.resolve()
     if not where.is_relative_to(root):
         raise PathRefused(f"working directory {cwd} is outside the workspace")
-    proc = subprocess.Popen(list(argv), cwd=where, env=dict(env), stdin=subprocess.DEVNULL,
+    return run_limited(argv, where, env, limits)
+
+
+def run_limited(argv: Sequence[str], cwd: Path, env: Mapping[str, str], limits: Limits) -> SandboxResult:
+    """Start ``argv`` in a new session under ``limits``; collect its output; kill its group at the end."""
+    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, close_fds=True,
                             start_new_session=True, preexec_fn=_limiter(limits))
     timed_out = False
