@@ -44,8 +44,8 @@ class _Slot:
     short: bool = False
 
 
-def source(unit: Unit) -> str:
-    o = unit.first
+def source(unit: Unit, current_event: int) -> str:
+    o = next((o for o in unit.occurrences if o.event == current_event), unit.first)
     if not o.tool:
         return "message"
     args = o.arguments if len(o.arguments) <= SOURCE_CHARS else o.arguments[:SOURCE_CHARS] + "…"
@@ -53,10 +53,11 @@ def source(unit: Unit) -> str:
 
 
 def evidence_lines(unit: Unit, current_event: int, short: bool = False) -> list[str]:
+    """Provenance (the producing step, or the current event, and the other steps that showed it), then the text."""
     current = unit.occurs_in(current_event)
-    others = [o.step for o in unit.occurrences[1:] if o.event != current_event]
-    step = None if current and len(unit.occurrences) == 1 else unit.first.step
-    head = guidance.acg_evidence(unit.id, step, others[-ALSO_STEPS:], source(unit))
+    steps = [o.step for o in unit.occurrences if o.event != current_event]
+    step = None if current else steps.pop(0)
+    head = guidance.acg_evidence(unit.id, step, steps[-ALSO_STEPS:], source(unit, current_event))
     body = [guidance.quoted(line) for line in unit.text.splitlines()]  # a quotation of an earlier message
     return [head, *(body[:1] if short else body)]
 
