@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pushbench import guidance
 from pushbench.memory.acg.entropy import Clusters
 from pushbench.memory.acg.graph import UnitGraph
 from pushbench.memory.acg.render import Rendered, Renderer
@@ -25,10 +26,24 @@ from pushbench.memory.acg.units import UnitStore
 from pushbench.memory.acg.views import DecisionView, build_view
 from pushbench.memory.base import Event
 from pushbench.memory.full import TRIM_SLACK
-from pushbench.memory.memgpt import message_text
 from pushbench.memory.retrieval import HashingEmbedder
 from pushbench.requirements import Requirement
 from pushbench.tokens import count_message_tokens
+
+_BLAS: list[Any] = []  # one threadpoolctl controller per process, made on first use
+
+
+def one_blas_thread() -> Any:
+    """ACG's products are small mat-vecs (units × 256): OpenBLAS threads only slow them down, and
+    badly on shared cores (measured 6.8 ms with two threads against 0.14 ms with one, at 1,800 units
+    on a loaded two-core machine), so its work runs with one BLAS thread; the rest of the process is
+    untouched."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
 
 VIEW_CAP = 5_000  # tokens of the view at most (App. B.1)
 VIEW_SHARE = 0.25  # of the window kept free of recent history for the view
@@ -61,7 +76,8 @@ class ACGMemory:
         self.shown = 0  # tokens of messages[first:]
         self.events = 0
         self.current_event = -1
-        self.current_text = ""
+        self.current_counts = np.zeros(self.dims, dtype=np.float32)
+        self.unit_counts: list[np.ndarray] = []
         self.last_action = ""
         self.step = 0
         self.last: Rendered = Rendered(None, 0)  # the latest view (traces, tests, recall replay)
@@ -81,9 +97,13 @@ class ACGMemory:
         self.tokens.append(cost)
         self.shown += cost
         if event.kind == "action":
-            self.last_action = message_text(event.message)
+            self.last_action = action_text(event.message)
         if event.kind != "observation":
             return
+        with one_blas_thread():
+            self._ingest_observation(index, event)
+
+    def _ingest_observation(self, index: int, event: Event) -> None:
         members, new = self.store.add_observation(index, event, [r.id for r in self.requirements])
         for uid in new:
             self._add_unit(self.store.units[uid].text)
@@ -91,13 +111,18 @@ class ACGMemory:
             self.clusters.change_edge(i, j, dw)
         self.clusters.settle()
         self.current_event = index
-        self.current_text = "\n".join(t for t in (self.last_action, message_text(event.message)) if t)
+        # The event query: the call's words and the observation's, from the units' stored counts.
+        self.current_counts = self.embedder.counts(self.last_action)
+        for uid in members:
+            self.current_counts = self.current_counts + self.unit_counts[uid]
 
     def _add_unit(self, text: str) -> None:
+        counts = self.embedder.counts(text)
+        self.unit_counts.append(counts)
         self.clusters.add_node()
-        for i, j, dw in self.graph.add_unit(self.embedder.embed(text)):
+        for i, j, dw in self.graph.add_unit(self.index.add(counts)):
             self.clusters.change_edge(i, j, dw)
-        self.index.add(text)
+        self.renderer.cost([guidance.quoted(line) for line in text.splitlines()])  # token counts, once per unit
 
     def render(self, budget_tokens: int) -> list[dict[str, Any]]:
         if self._cached and self._cached[:2] == (self.events, budget_tokens):
@@ -105,8 +130,9 @@ class ACGMemory:
         reserve = min(self.view_cap, int(self.view_share * budget_tokens))
         self._trim(budget_tokens - self.head_tokens - reserve, budget_tokens)
         room = budget_tokens - self.head_tokens - self.shown
-        self.last_view = self.decision_view()
-        self.last = self.renderer.render(self.last_view, self.store, self.current_event, min(self.view_cap, room))
+        with one_blas_thread():
+            self.last_view = self.decision_view()
+            self.last = self.renderer.render(self.last_view, self.store, self.current_event, min(self.view_cap, room))
         view = [{"role": "user", "content": self.last.text}] if self.last.text else []
         out = self.head + view + self.messages[self.first:]
         self._cached = (self.events, budget_tokens, out)
@@ -122,7 +148,7 @@ class ACGMemory:
         for uid in self.store.by_event.get(self.current_event, []):
             if len(self.store.units[uid].occurrences) == 1:
                 allowed[uid] = False
-        lists = [ranked(self.index.scores(q), allowed, SEEDS) for q in (self.task, self.current_text)]
+        lists = [ranked(self.index.scores(q), allowed, SEEDS) for q in (self.task, self.current_counts)]
         eligible = {int(i) for i in np.flatnonzero(allowed)}
         return expand(interleave(lists, SEEDS), self.graph, self.clusters, eligible)
 
@@ -141,3 +167,12 @@ class ACGMemory:
             while self.first < n and self.messages[self.first].get("role") != "assistant":
                 self.shown -= self.tokens[self.first]
                 self.first += 1
+
+
+def action_text(message: dict[str, Any]) -> str:
+    """An assistant message as query words: its text and each call's name and arguments."""
+    parts = [str(message.get("content") or "")]
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function", {})
+        parts += [str(fn.get("name", "")), str(fn.get("arguments", ""))]
+    return " ".join(p for p in parts if p)

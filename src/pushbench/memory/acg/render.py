@@ -23,12 +23,13 @@ from pushbench.tokens import count_message_tokens, count_tokens
 
 ALSO_STEPS = 4  # other occurrences named in a provenance line
 SOURCE_CHARS = 160  # of a call's arguments in a provenance line
+NEAR = 24  # tokens: an estimate this close to the budget is checked by counting the message
 
 
 @dataclass
 class Rendered:
     text: str | None  # the view message's content (None: nothing fits or nothing to show)
-    tokens: int  # of the view message (0 without one)
+    tokens: int  # of the view message, an upper bound tight to one token (0 without a message)
     expanded: list[int] = field(default_factory=list)  # units shown in full, view order
     referenced: list[int] = field(default_factory=list)  # units shown as a reference line
     shortened: list[int] = field(default_factory=list)  # associations cut to their first line
@@ -63,19 +64,38 @@ def evidence_lines(unit: Unit, current_event: int, short: bool = False) -> list[
 
 
 class Renderer:
-    """Caches block costs per unit (the text of a unit never changes; its provenance can)."""
+    """Costs are counted per line and cached. Every line of a view starts with a non-space character
+    (``[``, ``(`` or ``|``), and o200k's pre-tokenizer never joins a newline with a following
+    non-space character, so a view's tokens are the sum of its lines' (each with its newline), less
+    one when the last newline was a token of its own: the sum is a bound, tight to one token, and
+    the finished message is counted exactly when the bound comes near the budget."""
 
     def __init__(self) -> None:
-        self._cost: dict[tuple[str, ...], int] = {}
+        self._cost: dict[str, int] = {}
+        self._lines: dict[tuple[int, int, int, bool], list[str]] = {}
+
+    def lines(self, unit: Unit, current_event: int, short: bool = False) -> list[str]:
+        """``evidence_lines``, cached while the unit's occurrences and currency stay the same."""
+        current = unit.last.event == current_event
+        key = (unit.id, len(unit.occurrences), current_event if current else -1, short)
+        out = self._lines.get(key)
+        if out is None:
+            if len(self._lines) > 20_000:
+                self._lines.clear()
+            out = self._lines[key] = evidence_lines(unit, current_event, short)
+        return out
 
     def cost(self, lines: list[str]) -> int:
-        key = tuple(lines)
-        c = self._cost.get(key)
-        if c is None:
-            if len(self._cost) > 20_000:
-                self._cost.clear()
-            c = self._cost[key] = count_tokens("\n".join(lines) + "\n")
-        return c
+        total = 0
+        cache = self._cost
+        for line in lines:
+            c = cache.get(line)
+            if c is None:
+                if len(cache) > 50_000:
+                    cache.clear()
+                c = cache[line] = count_tokens(line + "\n")
+            total += c
+        return total
 
     def render(self, view: DecisionView, store: UnitStore, current_event: int, budget: int) -> Rendered:
         if budget <= 0:
@@ -86,7 +106,7 @@ class Renderer:
         header = guidance.acg_view(view.step, 0, len(store))
         reqs = [guidance.acg_requirement(r.requirement.id, r.requirement.kind, r.requirement.text)
                 for r in view.requirements]
-        lines_of = {u: evidence_lines(store.units[u], current_event) for u in dict.fromkeys(s.unit for s in slots)}
+        lines_of = {u: self.lines(store.units[u], current_event) for u in dict.fromkeys(s.unit for s in slots)}
         assoc = len(reqs)
         sections = {s.section for s in slots}
         full = 6 + self.cost([header]) + sum(self.cost(lines) for lines in lines_of.values())
@@ -99,7 +119,7 @@ class Renderer:
         expanded: set[int] = set()
         opened: set[int] = set()
         for s in self._priority(slots, assoc):
-            lines = self._lines(s, store, current_event, lines_of, expanded)
+            lines = self._slot_lines(s, store, current_event, lines_of, expanded)
             extra = self.cost(lines) + (self.cost([reqs[s.section]]) if s.section < len(reqs)
                                         and s.section not in opened else 0)
             if s.section == len(reqs) and s.section not in opened:
@@ -129,10 +149,10 @@ class Renderer:
         history = sorted((s for s in slots if not s.current and s.section < assoc), key=lambda s: (s.order, s.section))
         return current + history + [s for s in slots if s.section == assoc]
 
-    def _lines(self, s: _Slot, store: UnitStore, current_event: int, lines_of: dict[int, list[str]],
+    def _slot_lines(self, s: _Slot, store: UnitStore, current_event: int, lines_of: dict[int, list[str]],
                expanded: set[int]) -> list[str]:
         if s.short:
-            return evidence_lines(store.units[s.unit], current_event, short=True)
+            return self.lines(store.units[s.unit], current_event, short=True)
         if s.unit in expanded:
             return [guidance.acg_reference(s.unit)]
         return lines_of[s.unit]
@@ -141,7 +161,9 @@ class Renderer:
                   slots: list[_Slot], reqs: list[str], budget: int) -> Rendered:
         while admitted:
             out = self._layout(view, store, current_event, admitted, reqs)
-            tokens = count_message_tokens([{"role": "user", "content": out.text}])
+            tokens = 6 + self.cost(out.text.split("\n"))  # overhead and priming + the lines (see the class notes)
+            if tokens > budget - NEAR:
+                tokens = count_message_tokens([{"role": "user", "content": out.text}])
             if tokens <= budget:
                 out.tokens = tokens
                 chosen = {s.unit for s in admitted}
@@ -160,13 +182,13 @@ class Renderer:
             for s in sorted((s for s in admitted if s.section == section), key=lambda s: s.order):
                 unit = store.units[s.unit]
                 if s.short:
-                    body += evidence_lines(unit, current_event, short=True)
+                    body += self.lines(unit, current_event, short=True)
                     out.shortened.append(s.unit)
                 elif s.unit in seen:
                     body.append(guidance.acg_reference(s.unit))
                     out.referenced.append(s.unit)
                 else:
-                    body += evidence_lines(unit, current_event)
+                    body += self.lines(unit, current_event)
                     seen.add(s.unit)
                     out.expanded.append(s.unit)
         shown = len(seen | set(out.shortened))

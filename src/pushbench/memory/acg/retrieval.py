@@ -33,32 +33,54 @@ class TfIdfIndex:
         self.sq = np.zeros((256, dims), dtype=np.float32)
         self.df = np.zeros(dims, dtype=np.float32)
         self.size = 0
+        self._norms: tuple[int, np.ndarray, np.ndarray] | None = None  # (size, idf, row norms) of the last query
+        self._queries: dict[str, np.ndarray] = {}  # log-scaled query term weights, by text
 
-    def add(self, text: str) -> None:
+    def add(self, counts: np.ndarray) -> np.ndarray:
+        """Add a unit by its raw hashed counts; returns its L2-normalised log-tf vector (the graph's)."""
         if self.size == len(self.tf):
             self.tf = np.concatenate([self.tf, np.zeros_like(self.tf)])
             self.sq = np.concatenate([self.sq, np.zeros_like(self.sq)])
-        counts = self.embedder.counts(text)
-        tf = np.where(counts > 0, 1.0 + np.log(np.maximum(counts, 1.0)), 0.0).astype(np.float32)
+        tf = log_tf(counts)
         self.tf[self.size], self.sq[self.size] = tf, tf * tf
         self.df += tf > 0
         self.size += 1
+        norm = float(np.linalg.norm(tf))
+        return tf / norm if norm > 0 else tf
 
-    def scores(self, query: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """Cosine scores of the query against every unit (or the units ``rows``)."""
+    def _weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """IDF and every row's IDF-weighted norm, recomputed only when units were added."""
         n = self.size
-        if not n:
+        if self._norms is None or self._norms[0] != n:
+            idf = (np.log((1.0 + n) / (1.0 + self.df)) + 1.0).astype(np.float32)
+            norms = np.sqrt(self.sq[:n] @ (idf * idf))
+            norms[norms == 0] = 1.0
+            self._norms = (n, idf, norms)
+        return self._norms[1], self._norms[2]
+
+    def _query(self, text: str) -> np.ndarray:
+        q = self._queries.get(text)
+        if q is None:
+            if len(self._queries) > 64:
+                self._queries.clear()
+            q = self._queries[text] = log_tf(self.embedder.counts(text))
+        return q
+
+    def scores(self, query: str | np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cosine scores of the query (a text, or raw hashed counts) against every unit (or the units ``rows``)."""
+        if not self.size:
             return np.zeros(0, dtype=np.float32)
-        idf = (np.log((1.0 + n) / (1.0 + self.df)) + 1.0).astype(np.float32)
-        counts = self.embedder.counts(query)
-        q = np.where(counts > 0, 1.0 + np.log(np.maximum(counts, 1.0)), 0.0).astype(np.float32) * idf
+        idf, norms = self._weights()
+        q = (self._query(query) if isinstance(query, str) else log_tf(query)) * idf
         qn = float(np.linalg.norm(q))
-        tf, sq = (self.tf[:n], self.sq[:n]) if rows is None else (self.tf[rows], self.sq[rows])
+        tf = self.tf[: self.size] if rows is None else self.tf[rows]
         if qn == 0:
             return np.zeros(len(tf), dtype=np.float32)
-        norms = np.sqrt(sq @ (idf * idf))
-        norms[norms == 0] = 1.0
-        return (tf @ (q * idf / qn)) / norms
+        return (tf @ (q * idf / qn)) / (norms if rows is None else norms[rows])
+
+
+def log_tf(counts: np.ndarray) -> np.ndarray:
+    return np.where(counts > 0, 1.0 + np.log(np.maximum(counts, 1.0)), 0.0).astype(np.float32)
 
 
 def ranked(scores: np.ndarray, allowed: np.ndarray, limit: int) -> list[int]:
