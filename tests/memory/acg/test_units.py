@@ -50,3 +50,13 @@ def test_unknown_ambiguous_or_missing_origins_stay_unassigned() -> None:
     assert store.units[ids[0]].requirements() == ()  # U03 is no requirement of this task
     ids, _ = store.add_observation(1, obs(1, "checker U01: PASS", "run_checker", ["unit:U01"], unit="U01"), known)
     assert store.units[ids[0]].requirements() == ("unit:U01",)
+
+
+def test_table_pages_are_regions_that_keep_the_header_and_columns() -> None:
+    page = "U02 d.csv: rows 1-20 of 442 (page 1 of 23)\ncolumns: age,sex,bmi\n" + "\n".join(
+        f"row {i}: {i},1,2" for i in range(1, 21))
+    regions = records(page)
+    assert len(regions) == 2
+    for region in regions:
+        assert region.splitlines()[:2] == ["U02 d.csv: rows 1-20 of 442 (page 1 of 23)", "columns: age,sex,bmi"]
+    assert regions[1].splitlines()[2] == f"row {REGION_LINES + 1}: {REGION_LINES + 1},1,2"

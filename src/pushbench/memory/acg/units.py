@@ -2,10 +2,11 @@
 
 Granularity. An observation's text is split into *records*, the smallest piece a decision can cite:
 a line starts a record unless it continues the one before — indented by four spaces or more (a
-search hit's matched lines ``    L12: ...``) or a numbered file line (``  12| ...``). So one search
-hit, one verdict line, one checker result, one backlog entry or one file region is one record. A
-record longer than ``REGION_LINES`` lines (an inspected page) is cut into regions of that many body
-lines, each carrying the record's first line as its header. Guidance lines (``[controller]``,
+search hit's matched lines ``    L12: ...``), a numbered file line (``  12| ...``), a table row
+(``row 12: ...``) or a table's ``columns:`` line. So one search hit, one verdict line, one checker
+result, one backlog entry or one file region is one record. A record with more than
+``REGION_LINES`` numbered lines (an inspected page) is cut into regions of that many, each carrying
+the record's header (its first line and any lines before the numbered ones). Guidance lines (``[controller]``,
 ``[progress]``, ``[memory]``) are not evidence: they describe the step they were shown at and stay
 in the transcript.
 
@@ -26,7 +27,8 @@ from pushbench.memory.base import Event
 
 REGION_LINES = 12  # body lines per file region
 GUIDANCE = ("[controller]", "[progress]", "[memory]")
-_CONTINUES = re.compile(r"^(?: {4,}|\s*\d+\|)")
+_NUMBERED = re.compile(r"^(?:\s*\d+\||row \d+: )")  # a file line or a table row, as tools number them
+_CONTINUES = re.compile(r"^(?: {4,}|\s*\d+\||row \d+: |columns: )")
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,15 @@ def records(text: str) -> list[str]:
             groups.append([line])
     out: list[str] = []
     for group in groups:
-        head, body = group[0], group[1:]
+        lead = 1  # the header and any lines before the first numbered one (a table's columns line)
+        while lead < len(group) and not _NUMBERED.match(group[lead]):
+            lead += 1
+        head, body = group[:lead], group[lead:]
         if len(body) <= REGION_LINES:
             out.append("\n".join(group))
             continue
         for start in range(0, len(body), REGION_LINES):
-            out.append("\n".join([head, *body[start:start + REGION_LINES]]))
+            out.append("\n".join([*head, *body[start:start + REGION_LINES]]))
     return out
 
 
