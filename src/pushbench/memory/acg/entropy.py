@@ -171,7 +171,15 @@ class Clusters:
             if self._live(*entry[1:]):
                 heapq.heappush(self._trigger, entry)
         self.merges += merges
+        self._compact()
         return merges
+
+    def _compact(self) -> None:
+        """Drop stale watch entries once they outnumber the live pairs eightfold (the heap stays O(pairs))."""
+        live = sum(len(m.cut) for m in self.modules.values()) // 2
+        if len(self._trigger) > max(4_096, 8 * live):
+            self._trigger = [e for e in self._trigger if self._live(*e[1:])]
+            heapq.heapify(self._trigger)
 
     def _push_pairs(self, x: int, heap: list[tuple[float, int, int, int, int]]) -> None:
         mx = self.modules[x]
