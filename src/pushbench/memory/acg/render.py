@@ -110,7 +110,7 @@ class Renderer:
         assoc = len(reqs)
         sections = {s.section for s in slots}
         full = 6 + self.cost([header]) + sum(self.cost(lines) for lines in lines_of.values())
-        full += sum(self.cost([reqs[k]]) for k in sections if k < assoc)
+        full += sum(self.cost([reqs[k]] if k < assoc else [guidance.ACG_UNASSIGNED]) for k in sections)
         if full > budget:  # tight: associations shrink to their provenance and first line
             for s in slots:
                 s.short = s.section == assoc
