@@ -55,6 +55,12 @@ NOT_READ_BY_SIMLM = {
                        "(guidance.note_facts), not the header",
     "retrieved": "LangGraph store's header over retrieved items; SimLM reads the items' own lines, not the header",
     "retrieved-item": "LangGraph store's per-item header; SimLM reads the item's own lines, not the header",
+    "acg-view": "ACG's header over its decision view; SimLM reads the quoted evidence lines below it "
+                "(guidance.note_facts), not the header",
+    "acg-requirement": "ACG's requirement line in the view (the task's own words); SimLM reads the task itself",
+    "acg-unassigned": "ACG's header over associations without a requirement link; SimLM reads the quoted lines below",
+    "acg-evidence": "ACG's provenance line of one unit (step, tool, arguments); SimLM reads the quoted unit text below",
+    "acg-reference": "ACG's pointer to evidence expanded under another requirement; the evidence itself is read there",
 }
 # Fields of forms SimLM reads that it does not read itself (changing them changes nothing SimLM parses).
 UNREAD_FIELDS = {
@@ -142,8 +148,23 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
     ("memory-stats", g.memory_stats(7, 2), ("7", "2"), lambda t: g.ARCHIVE_SIZE.search(t).group(1), "2"),
     ("quoted-recall", g.quoted("  accepted  pkg.mod.fn"), ("  accepted  pkg.mod.fn",), g.note_facts,
      [("done", "pkg.mod.fn", 0)]),
+    ("quoted-recall", g.quoted("submit U02: accepted (checker passed)."), ("submit U02: accepted (checker passed).",),
+     g.note_facts, [("done", "U02", 0)]),
+    ("quoted-recall", g.quoted("submit U02: rejected (checker failed)."), ("submit U02: rejected (checker failed).",),
+     g.note_facts, []),
+    ("quoted-recall", g.quoted(f'search "{Q}": page 2 of 5 (44 results)'), (f'search "{Q}": page 2 of 5 (44 results)',),
+     g.note_facts, [("page", Q, 2005)]),
     ("retrieved", g.RETRIEVED, (), None, None),
     ("retrieved-item", g.retrieved_item(3, "tool", "status: 1 accepted"), ("3", "tool"), None, None),
+    ("acg-view", g.acg_view(12, 9, 140), ("12", "9", "140"), None, None),
+    ("acg-requirement", g.acg_requirement("unit:U01", "unit", "U01 [csv_field] What is\n `x`?"),
+     ("unit:U01", "unit", "U01 [csv_field] What is `x`?"), None, None),
+    ("acg-unassigned", g.ACG_UNASSIGNED, (), None, None),
+    ("acg-evidence", g.acg_evidence(7, 3, [5, 9], 'search {"page": 1, "query": "x"}'),
+     ("7", "step 3", "5, 9", 'search {"page": 1, "query": "x"}'), None, None),
+    ("acg-evidence", g.acg_evidence(8, None, [], "run_checker {}"), ("8", "current event", None, "run_checker {}"),
+     None, None),
+    ("acg-reference", g.acg_reference(7), ("7",), None, None),
     ("count-note", g.count_note(3, 10), ("3",), g.note_facts, [("count", "", 3)]),
     ("read-note", g.read_note([(Q, (2, 5)), (ONE_PAGE, (1, 1))]), (f'"{Q}" p2/5; "{ONE_PAGE}" p1/1',), g.note_facts,
      [("page", Q, 2005), ("page", ONE_PAGE, 1001)]),
@@ -365,7 +386,7 @@ def emitted(envs: dict[str, Callable[[], Any]]) -> dict[tuple[str, str, str], li
                 seen += policy.seen
     for family, controllers in (("reposcan", ("standard", "stateqgp")), ("dataops", ("unitqgp",))):
         for controller in controllers:
-            for memory in ("memgpt", "langgraph-store"):
+            for memory in ("memgpt", "langgraph-store", "acg"):
                 policy = Recorder(SimLM("sim/mini"), window=6_000)  # a small window: warnings, evictions, retrieval
                 run_native(envs[family](SIM_TASKS[family]), policy, make_controller(controller), make_memory(memory), 5)
                 views[(controller, family, memory)] = policy.seen
@@ -412,7 +433,7 @@ def test_system_notes_and_memory_prompts_are_forms(emitted) -> None:
 def test_the_episodes_reach_every_controller_and_memory_form(emitted) -> None:
     seen = {f.name for views in emitted.values() for line in guidance_lines(views) for f in g.forms_of(line)}
     wanted = {n for n, f in g.FORMS.items() if f.source == "controller"}
-    wanted |= {"memory-warning", "evicted-summary", "retrieved"}
+    wanted |= {"memory-warning", "evicted-summary", "retrieved", "acg-view", "acg-unassigned"}
     assert wanted <= seen, f"never emitted: {sorted(wanted - seen)}"
 
 

@@ -13,7 +13,8 @@ the reason).
 Forms: item-set progress block and redirects (StateQGP), unit progress block and redirects
 (UnitQGP), the blocked-final notice (every gating controller), controller prompt rules (system
 notes), MemGPT's warning, summary, core blocks, statistics, quoted recall and prompt rules,
-LangGraph-store's retrieval header, and the memory notes SimLM itself writes into memory.
+LangGraph-store's retrieval header, ACG's decision-view framing, and the memory notes SimLM itself
+writes into memory.
 """
 
 from __future__ import annotations
@@ -206,6 +207,8 @@ MEMORY_STATS = re.compile(r"^### Memory\n(\d+) messages are stored in recall mem
 ARCHIVE_SIZE = re.compile(r"(\d+) passages in archival memory")  # SimLM: is there anything to search?
 QUOTED = re.compile(r"^\| (.*)$")  # a line of an earlier message quoted by conversation_search
 QUOTED_VERDICT = re.compile(r"^\| +(?:accepted|rejected|duplicate) +(\S+)$")  # SimLM: an id that had a verdict
+QUOTED_UNIT_VERDICT = re.compile(r"^\| +submit (\S+): (?:accepted|duplicate)\b")  # SimLM: a unit accepted before
+QUOTED_PAGE = re.compile(r'^\| +search "(.*)": page (\d+) of (\d+) \(\d+ results\)$')  # SimLM: a page read
 
 
 def evicted_summary(evicted: int, total: int, summary: str) -> str:
@@ -233,6 +236,38 @@ RETRIEVED_ITEM = re.compile(r"^\(memory from step (-?\d+), (\w+)\)$", re.M)
 
 def retrieved_item(step: int, role: Any, text: str) -> str:
     return f"(memory from step {step}, {role})\n{text}"
+
+
+# --- ACG: the decision view (memory/acg) -----------------------------------------------------------
+# Framing lines for real models; SimLM reads the evidence lines under them as ordinary lines.
+ACG_VIEW = re.compile(r"^\[memory\] Decision view at step (\d+): evidence from earlier steps, grouped by the "
+                      r"requirement the action that produced it served \((\d+) of (\d+) stored units shown; "
+                      r"the rest stay in memory\)\.$")
+ACG_REQUIREMENT = re.compile(r"^\[memory\] requirement (\S+) \(([\w-]+)\): (.*)$")
+ACG_UNASSIGNED = ("[memory] Associations with no requirement link (retrieved for the task and the latest "
+                  "event; not evidence for any requirement):")
+ACG_EVIDENCE = re.compile(r"^\(E(\d+) · (current event|step -?\d+)(?: \(also steps ([-\d, ]+)\))? · (.*)\)$")
+ACG_REFERENCE = re.compile(r"^\(E(\d+) · shown above\)$")
+
+
+def acg_view(step: int, shown: int, total: int) -> str:
+    return (f"[memory] Decision view at step {step}: evidence from earlier steps, grouped by the requirement "
+            f"the action that produced it served ({shown} of {total} stored units shown; the rest stay in memory).")
+
+
+def acg_requirement(rid: str, kind: str, text: str) -> str:
+    return f"[memory] requirement {rid} ({kind}): {' '.join(text.split())}"
+
+
+def acg_evidence(unit: int, step: int | None, also: Iterable[int], source: str) -> str:
+    """A unit's header: its id, the step that produced it (None: the current event), other steps, source."""
+    where = "current event" if step is None else f"step {step}"
+    others = ", ".join(map(str, also))
+    return f"(E{unit} · {where}{f' (also steps {others})' if others else ''} · {source})"
+
+
+def acg_reference(unit: int) -> str:
+    return f"(E{unit} · shown above)"
 
 
 # --- memory notes: what SimLM writes into core/archival memory and summaries, and reads back --------
@@ -266,6 +301,10 @@ def note_facts(line: str) -> list[tuple[str, str, int]]:
         return [("page", q, int(p) * 1000 + int(t)) for q, p, t in NOTE_READ_ITEM.findall(m.group(1))]
     if m := QUOTED_VERDICT.match(line):
         return [("done", m.group(1), 0)]
+    if m := QUOTED_UNIT_VERDICT.match(line):
+        return [("done", m.group(1), 0)]
+    if m := QUOTED_PAGE.match(line):
+        return [("page", m.group(1), int(m.group(2)) * 1000 + int(m.group(3)))]
     return []
 
 
@@ -311,9 +350,14 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("evicted-summary", "memory", EVICTED),
     Form("core-block", "memory", CORE_BLOCK, (PROGRESS_BLOCK,)),
     Form("memory-stats", "memory", MEMORY_STATS, (ARCHIVE_SIZE,)),
-    Form("quoted-recall", "memory", QUOTED, (note_facts,)),  # a quoted verdict line: QUOTED_VERDICT
+    Form("quoted-recall", "memory", QUOTED, (note_facts,)),  # quoted verdicts and search headers
     Form("retrieved", "memory", _exact(RETRIEVED)),
     Form("retrieved-item", "memory", RETRIEVED_ITEM),
+    Form("acg-view", "memory", ACG_VIEW),
+    Form("acg-requirement", "memory", ACG_REQUIREMENT),
+    Form("acg-unassigned", "memory", _exact(ACG_UNASSIGNED)),
+    Form("acg-evidence", "memory", ACG_EVIDENCE),
+    Form("acg-reference", "memory", ACG_REFERENCE),
     Form("count-note", "note", NOTE_COUNT, (note_facts,)),
     Form("read-note", "note", NOTE_READ, (note_facts,)),
     Form("submitted-note", "note", NOTE_IDS, (note_facts,)),

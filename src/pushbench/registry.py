@@ -101,6 +101,7 @@ MEMORIES = Registry("memory", {
     "full": "pushbench.memory.full:FullContext",
     "memgpt": "pushbench.memory.memgpt:MemGPTMemory",
     "langgraph-store": "pushbench.memory.langgraph_store:LangGraphStoreMemory",
+    "acg": "pushbench.memory.acg.builder:ACGMemory",
 })
 
 BACKENDS = Registry("backend", {

@@ -31,7 +31,7 @@ import numpy as np
 
 from pushbench.guidance import PROGRESS as PROGRESS_LINE
 from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED, NEXT_UNIT,
-                                 REPEATED, SUBMIT_NOW, UNIT_LINE, progress_passed)
+                                 REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -109,6 +109,10 @@ class UnitMind(Mind):
             facts.add(NUDGE, offset, step, "", int(followed))
         elif line.startswith("ERROR: edit "):
             facts.add(EDIT_FAILED, offset, step, line.split()[2].rstrip(":"))
+        else:  # a quoted earlier verdict (a memory's recall or view): that unit was accepted
+            for name, unit, _ in note_facts(line):
+                if name == "done":
+                    facts.add(PROGRESS, offset, step, unit)
 
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
         """Family outputs (pages read, test output); record facts in ``reader.facts``."""
