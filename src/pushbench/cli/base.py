@@ -36,8 +36,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from pushbench.registry import UnknownName
     from pushbench.runner.checks import GridError
     from pushbench.runner.lock import RunLocked
+    from pushbench.sandbox.jail import JailUnavailable
 
-    return (config.ProjectRootError, UnknownName, GridError, RunLocked, FileNotFoundError, NotADirectoryError,
+    return (config.ProjectRootError, UnknownName, GridError, RunLocked, JailUnavailable, FileNotFoundError, NotADirectoryError,
             IsADirectoryError, PermissionError, FileExistsError)
 
 
