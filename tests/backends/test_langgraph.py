@@ -238,3 +238,45 @@ def test_work_unit_families_give_the_same_episodes_on_both_backends(family: str,
     rows = lambda path: [strip(json.loads(line)) for line in path.read_text().splitlines()]  # noqa: E731
     assert len(rows(native)) == 3 and rows(graph) == rows(native)
     assert sum(r["steps"] for r in rows(native)) > 10
+
+
+# --- ACG on LangGraph (issue 13 item 6): the same verified outcome, and resume after a kill -----------
+
+def play_with(memory: str, backend: Any, task_id: str, controller: str, model: str, seed: int = 3, **kwargs: Any):
+    env = make_env(task_id)
+    run = backend(env, make_policy(model), make_controller(controller), make_memory(memory), seed, **kwargs)
+    return env, run
+
+
+@pytest.mark.parametrize("controller", ["standard", "stateqgp"])
+def test_acg_gives_the_native_outcome_on_langgraph(controller: str, tmp_path: Path) -> None:
+    task_id, model = "reposcan-requests-calls-n025", "sim/base"
+    native = play_with("acg", run_native, task_id, controller, model)
+    graph = play_with("acg", run_langgraph, task_id, controller, model, checkpoint=tmp_path / "c.sqlite")
+    same(graph, native)
+    assert native[0].verifier.events and native[0].steps > 3
+
+
+def test_acg_resumes_a_killed_langgraph_episode(tmp_path: Path) -> None:
+    task_id, model, k = "reposcan-requests-calls-n025", "sim/mini", 7
+    db = tmp_path / "ckpt.sqlite"
+    reference = play_with("acg", run_native, task_id, "stateqgp", model)
+    env, ctrl = make_env(task_id), make_controller("stateqgp")
+    crash_in("tools", k, env, ctrl)
+    with pytest.raises(Crash):
+        run_langgraph(env, CrashingPolicy(model, None), ctrl, make_memory("acg"), 3, checkpoint=db, thread_id="ep")
+    fresh_env = make_env(task_id)
+    run = run_langgraph(fresh_env, CrashingPolicy(model, None), make_controller("stateqgp"), make_memory("acg"), 3,
+                        checkpoint=db, thread_id="ep")
+    same((fresh_env, run), reference)
+
+
+@pytest.mark.parametrize("family", ["dataops", "swe"])
+def test_acg_work_unit_rows_match_across_backends(family: str, tmp_path: Path) -> None:
+    base = dict(family=family, controllers=["unitqgp"], models=["sim/base"], memories=["acg"], seeds=1,
+                targets=None, limit=1, master_seed=11)
+    native = score_run(run_grid(Grid(backends=["native"], **base), tmp_path / "n", progress=False).parent)
+    graph = score_run(run_grid(Grid(backends=["langgraph"], **base), tmp_path / "g", progress=False).parent)
+    strip = lambda row: {k: v for k, v in row.items() if k not in ("backend", "episode_id", "wall_seconds")}  # noqa: E731
+    rows = lambda path: [strip(json.loads(line)) for line in path.read_text().splitlines()]  # noqa: E731
+    assert rows(graph) == rows(native) and rows(native)[0]["steps"] > 5

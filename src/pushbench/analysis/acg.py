@@ -32,7 +32,8 @@ def method_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Data
         rate = stats.success_rate_with_bootstrap_sd(group, n_resamples=n_resamples, seed=seed)
         tokens = group.input_tokens + group.output_tokens
         rows.append({"family": family, "model": model, "memory": memory, "success": rate.rate,
-                     "success_sd": rate.sd, "llm_calls": group.llm_calls.mean(), "tokens": tokens.mean(),
+                     "success_sd": rate.sd, "median_llm_calls": group.llm_calls.median(),
+                     "median_tokens": tokens.median(), "llm_calls": group.llm_calls.mean(), "tokens": tokens.mean(),
                      "input_tokens": group.input_tokens.mean(), "output_tokens": group.output_tokens.mean(),
                      "tokens_per_success": tokens.sum() / max(1, int(group.success.sum())),
                      "false_completion": group.false_completion.mean(), "episodes": len(group)})
@@ -49,13 +50,36 @@ def _ordered(table: pd.DataFrame) -> pd.DataFrame:
             .sort_values(["_f", "_m", "_k"]).drop(columns=["_f", "_m", "_k"]).reset_index(drop=True))
 
 
+def load_recall(results: str) -> pd.DataFrame:
+    """The recall stage's rows (``data/results/recall.jsonl``): run, family, memory, action bucket,
+    decisions, needed and recalled evidence units, share."""
+    from pathlib import Path
+
+    path = Path(results) / "recall.jsonl"
+    return pd.read_json(path, lines=True) if path.is_file() and path.stat().st_size else pd.DataFrame(
+        columns=["run", "family", "memory", "bucket", "first_action", "decisions", "needed", "recalled", "share"])
+
+
+def recall_table(recall: pd.DataFrame) -> pd.DataFrame:
+    """Evidence recall per family and memory over every replayed decision."""
+    totals = recall.groupby(["family", "memory"], sort=True)[["decisions", "needed", "recalled"]].sum().reset_index()
+    totals["evidence_recall"] = totals.recalled / totals.needed.where(totals.needed > 0)
+    return totals
+
+
+def recall_curve(recall: pd.DataFrame) -> pd.DataFrame:
+    """Recall by the decision's action bucket (history length), per family and memory."""
+    curve = recall.groupby(["family", "memory", "first_action"], sort=True)[["needed", "recalled"]].sum().reset_index()
+    curve["recall"] = curve.recalled / curve.needed.where(curve.needed > 0)
+    return curve.rename(columns={"first_action": "history_events"})
+
+
 def with_recall(table: pd.DataFrame, recall: pd.DataFrame) -> pd.DataFrame:
     """The method table with each (family, memory)'s evidence recall (model-free, from the replays)."""
     if recall.empty:
         return table.assign(evidence_recall=np.nan)
-    share = recall.groupby(["family", "memory"], sort=True).apply(
-        lambda g: g.recalled.sum() / max(1, g.needed.sum()), include_groups=False).rename("evidence_recall")
-    return table.merge(share.reset_index(), on=["family", "memory"], how="left")
+    share = recall_table(recall)[["family", "memory", "evidence_recall"]]
+    return table.merge(share, on=["family", "memory"], how="left")
 
 
 def plot_methods(table: pd.DataFrame) -> plt.Figure:
@@ -94,7 +118,7 @@ def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
             if not rows.empty:
                 ax.plot(rows.history_events, rows.recall, marker="o", ms=3, color=METHOD_COLORS[memory], label=memory)
         ax.set_title(family, fontsize=9)
-        ax.set_xlabel("events in the history before the decision")
+        ax.set_xlabel("decision's action number (bucket start)")
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel("evidence recall")
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

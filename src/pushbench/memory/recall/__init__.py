@@ -168,11 +168,11 @@ def check_memories(memories: list[str]) -> None:
 
 
 def run_recall(run_dir: Path, memories: list[str], budget: int, *, limit: int | None = None,
-               tasks: dict[str, TaskSpec] | None = None,
+               select: Callable[[str], bool] | None = None, tasks: dict[str, TaskSpec] | None = None,
                make_env: Callable[[TaskSpec], Any] | None = None) -> RecallResult:
     """Evidence recall of ``memories`` at ``budget`` tokens over the episodes of ``run_dir``.
 
-    ``tasks`` (default: the manifests) and ``make_env`` (default: the family's environment, used
+    ``select`` keeps only the episodes whose id it accepts. ``tasks`` (default: the manifests) and ``make_env`` (default: the family's environment, used
     only for its requirements and origins) can be given, e.g. by tests.
     """
     from pushbench.runner.files import trace_name
@@ -180,7 +180,7 @@ def run_recall(run_dir: Path, memories: list[str], budget: int, *, limit: int | 
     check_memories(memories)
     if budget < MIN_BUDGET:
         raise RecallError(f"--budget must be at least {MIN_BUDGET} tokens, got {budget}")
-    rows = _load_rows(Path(run_dir))[:limit]
+    rows = [r for r in _load_rows(Path(run_dir)) if select is None or select(r["episode_id"])][:limit]
     result = RecallResult(budget, list(memories))
     envs = _Environments(tasks, make_env)
     windows: dict[str, int | None] = {}
