@@ -4,6 +4,7 @@ items are called (``item_words``) and when an id is malformed (``id_problem``)."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pushbench.tools.base import Environment, Observation, ToolError, tool
@@ -17,19 +18,27 @@ class ItemSetEnvironment(Environment):
     item_words = {"ids": "identifiers", "per_call": "identifiers", "items": "identifiers"}
 
     def __init__(self, task: Any, verifier: Any):
-        super().__init__(task, verifier)
         self.max_submit = int(task.settings.get("max_submit", 20))
+        super().__init__(task, verifier)
+        # The listed schema states the task's real limit; the handler enforces it with a message
+        # that says how to split the call, so the compiled validator keeps the schema without it.
+        spec = self.tools["submit"]
+        ids = {**spec.parameters["properties"]["ids"], "maxItems": self.max_submit}
+        self.tools["submit"] = replace(spec, parameters={
+            **spec.parameters, "properties": {**spec.parameters["properties"], "ids": ids}})
 
     def describe_tool(self, name: str, description: str) -> str:
-        return description.format(**self.item_words) if name in ("submit", "status", "final") else description
+        if name not in ("submit", "status", "final"):
+            return description
+        return description.format(**self.item_words, max_submit=self.max_submit)
 
     def id_problem(self, item: str) -> str | None:  # pragma: no cover - every subclass says
         """Why ``item`` is not a well-formed id (a sentence naming it), or None."""
         raise NotImplementedError
 
     @tool("Submit {ids} for verification. Each gets a verdict: accepted, rejected or duplicate "
-          "(already submitted). At most 20 {per_call} per call.",
-          ids={"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 200})
+          "(already submitted). At most {max_submit} {per_call} per call.",
+          ids={"type": "array", "items": {"type": "string"}, "minItems": 1})
     def submit(self, ids: list[str]) -> Observation:
         if len(ids) > self.max_submit:
             raise ToolError(f"at most {self.max_submit} ids per submit call; you sent {len(ids)}. "
