@@ -41,7 +41,7 @@ from pushbench.serve_sim import MAX_FAULTS_PER_REQUEST, ServeConfig, SimServer, 
 SERVERS = {
     "clean": [],
     "faults": ["--fault-rate", "0.2", "--fault-delay", "4", "--retry-after", "0.05", "--seed", "3"],
-    "malformed": ["--malformed-rate", "0.25", "--seed", "6"],
+    "malformed": ["--malformed-rate", "0.5", "--seed", "5"],
 }
 CLIENT = {"request_timeout": 1.5, "backoff": 0.05, "cache": False}
 
@@ -409,6 +409,27 @@ def test_cli_run_against_serve_sim(servers: dict[str, Server], tmp_path: Path) -
     (row,) = rows(tmp_path / "run" / "episodes.jsonl")
     assert row["model"] == "openai/sim-base" and row["llm_calls"] > 0 and row["input_tokens"] > 0
     assert list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_cli_limits_reach_the_server_and_a_cut_reply_is_an_outcome(servers: dict[str, Server], tmp_path: Path) -> None:
+    """--max-tokens 2: serve-sim cuts every reply as a real server would; the episode records
+    broken calls as invalid actions or ends with ``max_tokens``, and never retries a cut reply."""
+    before = servers["clean"].stats()
+    result = CliRunner().invoke(app, [
+        "run", "--model", "openai/sim-base", "--controller", "gated", "--target", "10", "--limit", "1",
+        "--base-url", servers["clean"].url, "--max-tokens", "2", "--context-window", "20000", "--temperature", "0",
+        "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "run"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    after = servers["clean"].stats()
+    (scored,) = rows(tmp_path / "run" / "scored.jsonl")
+    cuts = after.get("length_cuts", 0) - before.get("length_cuts", 0)
+    assert scored["termination"] in {"max_tokens", "budget"} and cuts > 0
+    assert after["requests"] - before["requests"] == scored["llm_calls"] == cuts  # no retry of a cut reply
+    assert not list((tmp_path / "cache").rglob("*.json"))  # cut replies are not cached
+    for bad, message in [(["--context-window", "500"], "must exceed max_tokens"), (["--max-tokens", "-1"], "greater than or equal to 0")]:
+        failed = CliRunner().invoke(app, ["run", "--model", "openai/sim-base", "--base-url", servers["clean"].url,
+                                          *bad, "--out", str(tmp_path / "bad"), "--no-progress"])
+        assert failed.exit_code == 2 and message in failed.output, failed.output
 
 
 def test_an_experiment_in_params_runs_on_an_api_model_through_its_chat_switch(

@@ -95,19 +95,32 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         progress: bool = typer.Option(True, help="Show a progress bar."),
         base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint for openai/* models "
                                                "(default $OPENAI_BASE_URL, else OpenAI); key from $OPENAI_API_KEY."),
-        request_timeout: float = typer.Option(60.0, help="Seconds per HTTP attempt of openai/* models."),
+        request_timeout: Optional[float] = typer.Option(None, min=0.001, help="Seconds per HTTP attempt of openai/* "
+                                                        "models (default: params chat.request_timeout, 60)."),
+        max_tokens: Optional[int] = typer.Option(None, min=0, help="Reply tokens per openai/* call (default: params "
+                                                 "chat.max_tokens, 1024; 0 sends no limit)."),
+        context_window: Optional[int] = typer.Option(None, min=1, help="The openai/* model's context window in tokens "
+                                                     "(default: 128k, or the sim-* profile's)."),
+        temperature: Optional[float] = typer.Option(None, min=0.0, max=2.0, help="Sampling temperature of openai/* "
+                                                    "models (default: the server's)."),
         concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
         cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses).")) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
+    from pushbench.policies.chat import resolve_options
     from pushbench.runner import Grid, run_grid
     from pushbench.scoring import load_episodes, score_run, summarize
 
-    if request_timeout <= 0 or concurrency < 1:
-        raise typer.BadParameter("--request-timeout must be > 0 and --concurrency >= 1")
+    if concurrency < 1:
+        raise typer.BadParameter("--concurrency must be >= 1")
     grid = Grid(family, _split(controller), _split(model), _split(memory), _split(backend), seeds,
                 [int(t) for t in _split(target)] if target else None, limit, int(config.params("seed")))
-    options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir}
+    options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir,
+               "max_tokens": max_tokens, "context_window": context_window, "temperature": temperature}
+    try:
+        resolve_options(**options)
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
     run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
     _print_table(summarize(load_episodes(score_run(out))))
 

@@ -141,13 +141,28 @@ class SimServer:
             broken = {**call, "function": {**call["function"], "arguments": args[:-1] if len(args) > 1 else "{"}}
             message["tool_calls"] = [broken, *message["tool_calls"][1:]]
             self.stats["malformed"] += 1
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        tokens_out, limit = turn.output_tokens, body.get("max_tokens")
+        if isinstance(limit, int) and 0 < limit < tokens_out:
+            message, finish, tokens_out = _cut(message, limit / tokens_out), "length", limit
+            self.stats["length_cuts"] += 1
         self.stats["completions"] += 1
         return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": 0, "model": model,
                 "system_fingerprint": "simlm",
-                "choices": [{"index": 0, "message": message, "logprobs": None,
-                             "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-                "usage": {"prompt_tokens": turn.input_tokens, "completion_tokens": turn.output_tokens,
-                          "total_tokens": turn.input_tokens + turn.output_tokens}}
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+                "usage": {"prompt_tokens": turn.input_tokens, "completion_tokens": tokens_out,
+                          "total_tokens": turn.input_tokens + tokens_out}}
+
+
+def _cut(message: dict[str, Any], keep: float) -> dict[str, Any]:
+    """The reply a server stops at ``max_tokens``: the same fraction of its text, cut short."""
+    calls = message.get("tool_calls") or []
+    if not calls:
+        text = message.get("content") or ""
+        return {**message, "content": text[: int(len(text) * keep)]}
+    fn = calls[0]["function"]
+    first = {**calls[0], "function": {**fn, "arguments": fn["arguments"][: int(len(fn["arguments"]) * keep)]}}
+    return {**message, "tool_calls": [first]}
 
 
 def _invalid(body: Any) -> Response | None:
