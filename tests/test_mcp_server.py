@@ -8,7 +8,6 @@ import os
 import select
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 

@@ -30,8 +30,7 @@ import os
 import re
 import time
 from collections.abc import Generator
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -39,12 +38,12 @@ import openai
 import orjson
 from openai.types.chat import ChatCompletion
 
-from pushbench import config
 from pushbench.policies.base import PolicyStop, Turn, turn_from_message
 from pushbench.policies.cache import CachedResponse, ResponseCache, request_key
+from pushbench.policies.chat_options import (DEFAULT_MAX_TOKENS, ChatOptions, ChatStats, default_cache_dir,
+                                             param_defaults)
 
 DEFAULT_WINDOW = 128_000
-DEFAULT_MAX_TOKENS = 1024  # tokens per reply: a tool call needs far fewer; 0 sends no limit
 LOCAL_KEY = "sk-local"  # any key works for a local server (serve-sim, vLLM, Ollama, llama.cpp)
 RETRY_STATUS = frozenset({408, 409, 429})
 # Requests go through the SDK client's generic ``post`` with the body already encoded: the typed
@@ -55,72 +54,6 @@ COMPLETIONS = "/chat/completions"
 # context length"), llama-cpp-python ("exceed context window"), llama.cpp's server ("exceeds the
 # available context size"), Ollama and others ("context length").
 _OVERFLOW = re.compile(r"context[ _-]?(length|window|size)|maximum context|prompt is too long", re.I)
-
-
-def default_cache_dir() -> Path:
-    return config.DATA / "cache" / "responses"
-
-
-@dataclass
-class ChatOptions:
-    base_url: str | None = None  # default: $OPENAI_BASE_URL, else the SDK's default endpoint
-    request_timeout: float = 60.0  # seconds per HTTP attempt
-    max_retries: int = 8  # transport retries per call before the episode fails
-    call_deadline: float = 300.0  # seconds one call may take, every attempt and wait included
-    episode_deadline: float = 3600.0  # seconds of model calls per episode, waits included
-    backoff: float = 0.5  # first wait without Retry-After; doubles per retry
-    backoff_max: float = 60.0  # no single wait is longer (Retry-After included)
-    cache: bool = True
-    cache_dir: Path | None = None  # default: data/cache/responses
-    context_window: int | None = None  # default: the sim-* profile's window, else 128k tokens
-    temperature: float | None = None
-    max_tokens: int = DEFAULT_MAX_TOKENS  # reply tokens per call; the prompt leaves room for them
-    api_key: str | None = None  # default: $OPENAI_API_KEY (a placeholder for a local base URL)
-
-    def __post_init__(self) -> None:
-        positive = ("request_timeout", "call_deadline", "episode_deadline")
-        for name in positive:
-            if not getattr(self, name) > 0:
-                raise ValueError(f"chat option {name} must be > 0, got {getattr(self, name)}")
-        if self.max_retries < 0 or self.max_tokens < 0:
-            raise ValueError("chat options max_retries and max_tokens must be >= 0")
-        if self.context_window is not None and self.context_window <= self.max_tokens:
-            raise ValueError(f"context_window ({self.context_window}) must exceed max_tokens ({self.max_tokens}): "
-                             "the prompt needs room beside the reply")
-        if self.temperature is not None and not 0 <= self.temperature <= 2:
-            raise ValueError(f"temperature must be between 0 and 2, got {self.temperature}")
-
-    @classmethod
-    def from_kwargs(cls, **kwargs: Any) -> "ChatOptions":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(kwargs) - known)
-        if unknown:
-            raise ValueError(f"unknown chat policy option(s) {unknown}; known: {sorted(known)}")
-        return cls(**{k: v for k, v in kwargs.items() if v is not None})
-
-
-def param_defaults() -> dict[str, Any]:
-    """The ``chat:`` defaults of params.yaml (empty when there is no such block)."""
-    try:
-        return dict(config.params("chat") or {})
-    except (KeyError, OSError):
-        return {}
-
-
-@dataclass
-class ChatStats:
-    requests: int = 0  # HTTP attempts sent
-    retries: int = 0  # attempts that failed with a transport fault and were retried
-    cache_hits: int = 0
-    waited_seconds: float = 0.0
-    faults: dict[str, int] = field(default_factory=dict)
-    length_cuts: int = 0  # replies the server cut at max_tokens (finish_reason "length")
-    stop: str | None = None  # why the policy ended the episode (context_overflow, max_tokens, deadline)
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["waited_seconds"] = round(self.waited_seconds, 3)
-        return data
 
 
 @dataclass(frozen=True)
@@ -392,6 +325,10 @@ def resolve_options(**options: Any) -> ChatOptions:
     ``chat:``, the CLI); None means "the default". Raises ValueError for a bad combination."""
     given = {k: v for k, v in options.items() if v is not None}
     return ChatOptions.from_kwargs(**{**param_defaults(), **given})
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "ChatOptions", "ChatPolicy", "ChatPolicyError", "ChatStats", "PolicyStop",
+           "chat_policy", "default_cache_dir", "is_context_overflow", "resolve_options", "window_for"]
 
 
 def chat_policy(model: str, **options: Any) -> ChatPolicy:
