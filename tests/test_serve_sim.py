@@ -41,7 +41,7 @@ from pushbench.serve_sim import MAX_FAULTS_PER_REQUEST, ServeConfig, SimServer, 
 SERVERS = {
     "clean": [],
     "faults": ["--fault-rate", "0.2", "--fault-delay", "4", "--retry-after", "0.05", "--seed", "3"],
-    "malformed": ["--malformed-rate", "0.25", "--seed", "5"],
+    "malformed": ["--malformed-rate", "0.5", "--seed", "5"],
 }
 CLIENT = {"request_timeout": 1.5, "backoff": 0.05, "cache": False}
 
@@ -140,19 +140,129 @@ def test_models_and_completion_format() -> None:
     assert client.post("/v1/chat/completions", json=body).json() == data  # same request, same answer
 
 
+ERROR_FIELDS = ["code", "message", "param", "type"]
+
+
 @pytest.mark.parametrize("body, status", [
-    ({"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, 404),
+    ({"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, 400),
+    ({"messages": [{"role": "user", "content": "x"}]}, 400),  # no model
+    ({"model": ["sim-base"], "messages": [{"role": "user", "content": "x"}]}, 400),
     ({"model": "sim-base", "messages": []}, 400),
     ({"model": "sim-base", "messages": "hello"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": "all"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "seed": "x"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": []}, 400),  # no reader
-    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "stream": True}, 400),
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}, 400),
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}],
+      "stream_options": {"include_usage": True}}, 400),  # stream_options without stream
     ([1, 2], 400),
 ])
 def test_bad_requests_get_openai_style_errors(body: Any, status: int) -> None:
     response = TestClient(create_app()).post("/v1/chat/completions", json=body)
     assert response.status_code == status and response.json()["error"]["message"]
+    assert sorted(response.json()["error"]) == ERROR_FIELDS
+    assert response.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_unknown_models_paths_and_methods_get_the_openai_error_shape() -> None:
+    client = TestClient(create_app())
+    unknown = client.post("/v1/chat/completions", json={"model": "gpt-9", "messages": [{"role": "user",
+                                                                                        "content": "x"}]})
+    assert unknown.json()["error"] == {"message": unknown.json()["error"]["message"], "param": "model",
+                                       "code": "model_not_found", "type": "invalid_request_error"}
+    for method, path, status in [("GET", "/v1/nothing", 404), ("POST", "/v1/completions", 404),
+                                 ("GET", "/v1/chat/completions", 405), ("DELETE", "/v1/models", 405)]:
+        response = client.request(method, path)
+        assert response.status_code == status, (method, path)
+        assert response.headers["content-type"] == "application/json"
+        error = response.json()["error"]
+        assert sorted(error) == ERROR_FIELDS and path in error["message"], (method, path, error)
+    raw = client.post("/v1/chat/completions", content=b"{not json", headers={"content-type": "application/json"})
+    assert raw.status_code == 400 and sorted(raw.json()["error"]) == ERROR_FIELDS
+
+
+def _requests(env, turns: int = 10) -> list[dict[str, Any]]:
+    """Several turns of one episode: the first request and later ones with observations in them."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": env.task.objective}]
+    bodies, sim = [], SimLM("base")
+    for seed in range(turns):
+        bodies.append({"model": "sim-base", "seed": seed, "tools": env.schemas(), "messages": list(messages)})
+        turn = sim.act(messages, env.schemas(), seed)
+        if turn.call is None:
+            break
+        obs = env.execute(turn.call)
+        messages += [turn.message, {"role": "tool", "tool_call_id": turn.call.call_id, "content": obs.text}]
+    return bodies
+
+
+def _assembled(chunks) -> tuple[dict[str, Any], str | None, Any]:
+    """A tool-call message put together from stream chunks by hand, as an SDK user would."""
+    calls: dict[int, dict[str, Any]] = {}
+    content, finish, usage = "", None, None
+    for chunk in chunks:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            finish = choice.finish_reason or finish
+            content += choice.delta.content or ""
+            for part in choice.delta.tool_calls or []:
+                call = calls.setdefault(part.index, {"id": None, "name": "", "arguments": ""})
+                call["id"] = part.id or call["id"]
+                call["name"] += (part.function.name or "") if part.function else ""
+                call["arguments"] += (part.function.arguments or "") if part.function else ""
+    return {"content": content, "calls": [calls[i] for i in sorted(calls)]}, finish, usage
+
+
+@pytest.mark.parametrize("name", ["clean", "malformed"])
+def test_streamed_answers_assemble_to_the_non_streamed_ones(servers: dict[str, Server], name: str) -> None:
+    """The openai SDK's stream readers, over real SSE on loopback, give the same tool call,
+    finish reason and usage as the non-streamed answer (broken arguments included)."""
+    import openai
+
+    client = openai.OpenAI(api_key="sk-local", base_url=servers[name].url, max_retries=0, timeout=30)
+    bodies = _requests(make_env("reposcan-requests-fixture-n010"))
+    assert len(bodies) >= 3
+    for body in bodies:
+        plain = client.chat.completions.create(**body)
+        message = plain.choices[0].message
+        want = {"content": message.content or "",
+                "calls": [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                          for c in message.tool_calls or []]}
+        chunks = list(client.chat.completions.create(**body, stream=True, stream_options={"include_usage": True}))
+        assert all(c.object == "chat.completion.chunk" and c.id == plain.id for c in chunks)
+        assert chunks[-1].choices == [] and all(c.usage is None for c in chunks[:-1])
+        got, finish, usage = _assembled(chunks)
+        assert got == want and finish == plain.choices[0].finish_reason
+        assert usage.model_dump() == plain.usage.model_dump()
+        with client.chat.completions.stream(**body, stream_options={"include_usage": True}) as stream:
+            final = stream.get_final_completion()
+        helper = final.choices[0].message
+        assert [(c.id, c.function.name, c.function.arguments) for c in helper.tool_calls or []] == \
+            [(c["id"], c["name"], c["arguments"]) for c in want["calls"]]
+        assert final.usage.total_tokens == plain.usage.total_tokens
+        no_usage = list(client.chat.completions.create(**body, stream=True))
+        assert _assembled(no_usage)[:2] == (want, finish) and all(c.usage is None for c in no_usage)
+    if name == "malformed":
+        assert servers[name].stats().get("malformed", 0) > 0
+
+
+def test_a_streamed_text_answer_is_cut_into_content_deltas() -> None:
+    from pushbench.serve_sim_stream import completion_chunks
+
+    data = {"id": "chatcmpl-x", "created": 0, "model": "sim-base", "system_fingerprint": "simlm",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "I am done here. " * 5},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 20, "total_tokens": 23}}
+    chunks = completion_chunks(data, include_usage=False)
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks)
+    assert text == "I am done here. " * 5 and len(chunks) > 3
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop" and "usage" not in chunks[-1]
+    raw = TestClient(create_app()).post("/v1/chat/completions", json={
+        "model": "sim-base", "stream": True, "messages": [{"role": "user", "content": "x"}],
+        "tools": make_env("reposcan-requests-fixture-n010").schemas()})
+    assert raw.headers["content-type"].startswith("text/event-stream")
+    assert raw.text.endswith("data: [DONE]\n\n") and raw.text.startswith("data: {")
 
 
 def test_fault_draws_are_seeded_bounded_and_near_the_rate() -> None:
@@ -299,6 +409,27 @@ def test_cli_run_against_serve_sim(servers: dict[str, Server], tmp_path: Path) -
     (row,) = rows(tmp_path / "run" / "episodes.jsonl")
     assert row["model"] == "openai/sim-base" and row["llm_calls"] > 0 and row["input_tokens"] > 0
     assert list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_cli_limits_reach_the_server_and_a_cut_reply_is_an_outcome(servers: dict[str, Server], tmp_path: Path) -> None:
+    """--max-tokens 2: serve-sim cuts every reply as a real server would; the episode records
+    broken calls as invalid actions or ends with ``max_tokens``, and never retries a cut reply."""
+    before = servers["clean"].stats()
+    result = CliRunner().invoke(app, [
+        "run", "--model", "openai/sim-base", "--controller", "gated", "--target", "10", "--limit", "1",
+        "--base-url", servers["clean"].url, "--max-tokens", "2", "--context-window", "20000", "--temperature", "0",
+        "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "run"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    after = servers["clean"].stats()
+    (scored,) = rows(tmp_path / "run" / "scored.jsonl")
+    cuts = after.get("length_cuts", 0) - before.get("length_cuts", 0)
+    assert scored["termination"] in {"max_tokens", "budget"} and cuts > 0
+    assert after["requests"] - before["requests"] == scored["llm_calls"] == cuts  # no retry of a cut reply
+    assert not list((tmp_path / "cache").rglob("*.json"))  # cut replies are not cached
+    for bad, message in [(["--context-window", "500"], "must exceed max_tokens"), (["--max-tokens", "-1"], "greater than or equal to 0")]:
+        failed = CliRunner().invoke(app, ["run", "--model", "openai/sim-base", "--base-url", servers["clean"].url,
+                                          *bad, "--out", str(tmp_path / "bad"), "--no-progress"])
+        assert failed.exit_code == 2 and message in failed.output, failed.output
 
 
 def test_an_experiment_in_params_runs_on_an_api_model_through_its_chat_switch(

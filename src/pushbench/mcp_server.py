@@ -25,6 +25,7 @@ import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 
 from pushbench import config
+from pushbench.mcp_stdio import serve_stdio
 from pushbench.tasks import get_family, load_tasks
 from pushbench.tasks.base import TaskSpec
 from pushbench.tools.base import Environment, ToolCall
@@ -89,6 +90,11 @@ class QGPServer(MCPServer):
     def __init__(self, env: Environment):
         super().__init__(SERVER_NAME, instructions="The tools of one PushBench RepoScan task.", log_level="WARNING")
         self.env = env
+
+    async def run_stdio_async(self) -> None:
+        # The SDK's own stdio transport writes no reply to an unparsable line (mcp_stdio.py);
+        # MCPServer has no public accessor for its low-level server, hence the private attribute.
+        await serve_stdio(self._lowlevel_server)
 
     async def list_tools(self) -> list[types.Tool]:
         return [types.Tool(name=s["function"]["name"], description=s["function"]["description"],

@@ -2,7 +2,11 @@
 
 ``POST /v1/chat/completions`` answers in the OpenAI format (``choices[0].message.tool_calls``,
 ``finish_reason``, ``usage``) for the models ``sim-mini``, ``sim-base``, ``sim-pro`` and
-``sim-perfect``; ``GET /v1/models`` lists them; ``GET /sim/stats`` counts what was served. The
+``sim-perfect``; ``GET /v1/models`` lists them; ``GET /sim/stats`` counts what was served. With
+``stream: true`` the same answer comes as server-sent events of ``chat.completion.chunk`` deltas
+(``stream_options.include_usage`` adds the final usage chunk), as the OpenAI API streams. Every
+error, an unknown path or method included, has the OpenAI shape ``{"error": {"message", "type",
+"param", "code"}}``. The
 answers are SimLM's, so they depend only on the messages, the tools and the request seed: the real
 ``openai`` client path (schemas, parsing, retries, token accounting) runs end to end without any
 external service. **Every answer comes from SimLM, not from a real model.**
@@ -25,7 +29,11 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response, StreamingResponse
+from starlette.exceptions import HTTPException
+
+from pushbench.serve_sim_stream import completion_chunks, sse_events
 
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import SimLM
@@ -58,8 +66,14 @@ def unit(*parts: Any) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+TRANSPORT_KEYS = ("stream", "stream_options")  # how the answer is sent, not what it is
+
+
 def request_hash(body: dict[str, Any]) -> str:
-    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    """The request's identity for the seeded draws: a streamed request gets the answer its
+    non-streamed twin gets."""
+    content = {k: v for k, v in body.items() if k not in TRANSPORT_KEYS}
+    return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 class SimPool:
@@ -94,8 +108,8 @@ class SimPool:
 
 
 def _error(status: int, message: str, kind: str, code: str | None = None,
-           headers: dict[str, str] | None = None) -> Response:
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+           headers: dict[str, str] | None = None, param: str | None = None) -> Response:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
 
 
@@ -127,13 +141,28 @@ class SimServer:
             broken = {**call, "function": {**call["function"], "arguments": args[:-1] if len(args) > 1 else "{"}}
             message["tool_calls"] = [broken, *message["tool_calls"][1:]]
             self.stats["malformed"] += 1
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        tokens_out, limit = turn.output_tokens, body.get("max_tokens")
+        if isinstance(limit, int) and 0 < limit < tokens_out:
+            message, finish, tokens_out = _cut(message, limit / tokens_out), "length", limit
+            self.stats["length_cuts"] += 1
         self.stats["completions"] += 1
         return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": 0, "model": model,
                 "system_fingerprint": "simlm",
-                "choices": [{"index": 0, "message": message, "logprobs": None,
-                             "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-                "usage": {"prompt_tokens": turn.input_tokens, "completion_tokens": turn.output_tokens,
-                          "total_tokens": turn.input_tokens + turn.output_tokens}}
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+                "usage": {"prompt_tokens": turn.input_tokens, "completion_tokens": tokens_out,
+                          "total_tokens": turn.input_tokens + tokens_out}}
+
+
+def _cut(message: dict[str, Any], keep: float) -> dict[str, Any]:
+    """The reply a server stops at ``max_tokens``: the same fraction of its text, cut short."""
+    calls = message.get("tool_calls") or []
+    if not calls:
+        text = message.get("content") or ""
+        return {**message, "content": text[: int(len(text) * keep)]}
+    fn = calls[0]["function"]
+    first = {**calls[0], "function": {**fn, "arguments": fn["arguments"][: int(len(fn["arguments"]) * keep)]}}
+    return {**message, "tool_calls": [first]}
 
 
 def _invalid(body: Any) -> Response | None:
@@ -141,19 +170,28 @@ def _invalid(body: Any) -> Response | None:
     if not isinstance(body, dict):
         return _error(400, "the request body must be a JSON object", "invalid_request_error")
     model = body.get("model")
-    if model not in MODELS:
-        return _error(404, f"The model `{model}` does not exist; served: {', '.join(MODELS)}",
-                      "invalid_request_error", "model_not_found")
+    if "model" not in body:
+        return _bad("you must provide a model parameter", "model", "missing_required_parameter")
+    if not isinstance(model, str) or model not in MODELS:
+        return _bad(f"The model `{str(model)[:100]}` does not exist; served: {', '.join(MODELS)}", "model",
+                    "model_not_found")
     messages, tools = body.get("messages"), body.get("tools") or []
     if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-        return _error(400, "messages must be a non-empty list of message objects", "invalid_request_error")
+        return _bad("messages must be a non-empty list of message objects", "messages")
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        return _error(400, "tools must be a list of tool objects", "invalid_request_error")
-    if not isinstance(body.get("seed", 0), (int, type(None))):
-        return _error(400, "seed must be an integer", "invalid_request_error")
-    if body.get("stream"):
-        return _error(400, "serve-sim does not stream; send stream=false", "invalid_request_error")
+        return _bad("tools must be a list of tool objects", "tools")
+    if not isinstance(body.get("seed", 0), (int, type(None))) or isinstance(body.get("seed"), bool):
+        return _bad("seed must be an integer", "seed")
+    if not isinstance(body.get("stream", False), (bool, type(None))):
+        return _bad("stream must be a boolean", "stream")
+    options = body.get("stream_options")
+    if options is not None and (not body.get("stream") or not isinstance(options, dict)):
+        return _bad("stream_options is only allowed when stream is true, as an object", "stream_options")
     return None
+
+
+def _bad(message: str, param: str, code: str | None = None) -> Response:
+    return _error(400, message, "invalid_request_error", code, param=param)
 
 
 def create_app(config: ServeConfig | None = None) -> FastAPI:
@@ -161,6 +199,16 @@ def create_app(config: ServeConfig | None = None) -> FastAPI:
     app = FastAPI(title="PushBench serve-sim (SimLM, not a real model)", docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.sim = server
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:  # 404, 405, ...
+        kind = "invalid_request_error" if exc.status_code < 500 else "server_error"
+        message = f"{request.method} {request.url.path}: {exc.detail}"
+        return _error(exc.status_code, message, kind, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        return _error(400, f"invalid request: {str(exc)[:300]}", "invalid_request_error")
 
     @app.get("/v1/models")
     async def models() -> Response:
@@ -190,6 +238,10 @@ def create_app(config: ServeConfig | None = None) -> FastAPI:
             data = server.completion(body, key)
         except ValueError as err:  # e.g. SimLM has no reader for these tools
             return _error(400, str(err), "invalid_request_error")
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return StreamingResponse(sse_events(completion_chunks(data, include_usage)),
+                                     media_type="text/event-stream", headers={"cache-control": "no-cache"})
         return Response(orjson.dumps(data), media_type="application/json")
 
     return app

@@ -26,7 +26,11 @@ from pushbench.scoring import score_events
 from pushbench.policies import is_api_model, make_policy
 from pushbench.policies.base import text_message, tool_call_message
 from pushbench.policies.cache import ResponseCache, request_key
-from pushbench.policies.chat import ChatOptions, ChatPolicy, ChatPolicyError, _header_wait, window_for
+from pushbench import config
+from pushbench.backends.langgraph import run_langgraph
+from pushbench.policies.base import PolicyStop
+from pushbench.policies.chat import (DEFAULT_MAX_TOKENS, ChatOptions, ChatPolicy, ChatPolicyError, _header_wait,
+                                     is_context_overflow, window_for)
 
 BASE = "http://sim.test/v1"
 TOOLS = [{"type": "function", "function": {"name": "status", "description": "s",
@@ -223,7 +227,7 @@ def test_options_and_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
         make_policy("anthropic/x")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     policy = make_policy("openai/gpt-4o", request_timeout=5, cache_dir=tmp_path)
-    assert policy.name == "openai/gpt-4o" and policy.context_window == 128_000
+    assert policy.name == "openai/gpt-4o" and policy.context_window == 128_000 - DEFAULT_MAX_TOKENS
     assert make_policy("sim/base", base_url=BASE).name == "sim/base"  # SimLM ignores client options
     assert is_api_model("openai/x") and not is_api_model("sim/base")
     assert window_for("sim-mini") == 32_000 and window_for("sim-base") == 64_000
@@ -279,3 +283,127 @@ def test_retries_do_not_count_as_steps_or_calls(tmp_path: Path) -> None:
     env, run, m = episode(policy, "standard")
     assert m["steps"] == 3 and run.llm_calls == 4 and m["status_calls"] == 3
     assert policy.stats.requests == 10 and policy.stats.retries == 6
+
+
+# --------------------------------------------------------------------------- real servers' limits
+
+def cut(message: dict[str, Any]) -> httpx.Response:
+    """A reply the server cut at max_tokens."""
+    data = completion(message, completion_tokens=DEFAULT_MAX_TOKENS)
+    data["choices"][0]["finish_reason"] = "length"
+    return httpx.Response(200, json=data)
+
+
+OVERFLOW_BODIES = [  # how servers refuse a prompt that does not fit
+    {"error": {"message": "This model's maximum context length is 2048 tokens. However, your messages "
+               "resulted in 2301 tokens.", "type": "invalid_request_error", "param": "messages",
+               "code": "context_length_exceeded"}},
+    {"error": {"message": "Requested tokens (2301) exceed context window of 2048",
+               "type": "internal_server_error", "param": None, "code": None}},
+    {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it",
+               "type": "exceed_context_size_error"}},
+]
+
+
+def overflow(index: int = 0) -> httpx.Response:
+    return httpx.Response(400, json=OVERFLOW_BODIES[index])
+
+
+def test_defaults_come_from_params_and_every_call_sends_max_tokens(tmp_path: Path) -> None:
+    defaults = ChatOptions()
+    assert config.params("chat") == {name: getattr(defaults, name) for name in config.params("chat")}
+    assert defaults.max_tokens == DEFAULT_MAX_TOKENS == 1024
+    script = Script([ok(status_call())])
+    policy_with(script, tmp_path).act(MESSAGES, TOOLS, 0)
+    assert script.requests[0]["max_tokens"] == 1024 and "temperature" not in script.requests[0]
+    script = Script([ok(status_call())])
+    policy_with(script, tmp_path, max_tokens=0, temperature=0.0, cache=False).act(MESSAGES, TOOLS, 0)
+    assert "max_tokens" not in script.requests[0] and script.requests[0]["temperature"] == 0.0
+
+
+def test_the_prompt_leaves_room_for_the_reply(tmp_path: Path) -> None:
+    small = make_policy("openai/smollm", base_url=BASE, context_window=2048, max_tokens=256, cache_dir=tmp_path)
+    assert small.context_window == 2048 - 256
+    assert make_policy("openai/sim-mini", base_url=BASE, cache_dir=tmp_path).context_window == 32_000
+    for bad, message in [({"context_window": 256, "max_tokens": 256}, "must exceed max_tokens"),
+                         ({"temperature": 2.5}, "between 0 and 2"), ({"call_deadline": 0}, "must be > 0"),
+                         ({"max_tokens": -1}, ">= 0")]:
+        with pytest.raises(ValueError, match=message):
+            make_policy("openai/smollm", base_url=BASE, cache_dir=tmp_path, **bad)
+
+
+@pytest.mark.parametrize("index", range(len(OVERFLOW_BODIES)))
+def test_a_context_length_error_is_not_retried_and_says_so(tmp_path: Path, index: int) -> None:
+    script = Script([overflow(index)], then=ok(status_call()))
+    policy = policy_with(script, tmp_path)
+    with pytest.raises(PolicyStop) as stop:
+        policy.act(MESSAGES, TOOLS, 0)
+    assert stop.value.reason == "context_overflow" and stop.value.turn is None
+    assert "refused the prompt as too long" in str(stop.value)
+    assert len(script.requests) == 1 and policy.stats.stop == "context_overflow"
+    assert not is_context_overflow(openai.BadRequestError("bad tool schema", response=httpx.Response(
+        400, request=httpx.Request("POST", BASE)), body=None))
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_context_overflow_ends_the_episode_with_its_own_termination(tmp_path: Path, asynchronous: bool) -> None:
+    script = Script([ok(tool_call_message("search", {"query": "test httpbin"}, "a")), overflow(0)],
+                    then=ok(status_call()))
+    policy = policy_with(script, tmp_path, cache=False)
+    if asynchronous:
+        policy._aclient = openai.AsyncOpenAI(api_key="k", base_url=BASE, max_retries=0,
+                                             http_client=httpx.AsyncClient(transport=httpx.MockTransport(script)))
+    env, run, m = episode(policy, "gated", asynchronous)
+    assert m["termination"] == "context_overflow" and m["steps"] == 1 and len(script.requests) == 2
+    assert run.llm_calls == 1 and not m["success"]
+
+
+def test_a_text_reply_cut_at_max_tokens_ends_the_episode_and_is_recorded(tmp_path: Path) -> None:
+    script = Script([cut(text_message("Let me think about this step by step. First"))], then=ok(status_call()))
+    policy = policy_with(script, tmp_path)
+    env, run, m = episode(policy, "gated")
+    assert m["termination"] == "max_tokens" and m["steps"] == 0 and len(script.requests) == 1
+    assert run.llm_calls == 1 and run.output_tokens == DEFAULT_MAX_TOKENS  # the cut reply is counted
+    assert run.transcript[-1]["content"].startswith("Let me think")  # and kept in the trace
+    assert policy.stats.as_dict()["length_cuts"] == 1 and policy.stats.stop == "max_tokens"
+    assert not list((tmp_path / "cache").rglob("*.json*"))  # a cut reply is never replayed from the cache
+
+
+def test_a_tool_call_cut_at_max_tokens_is_an_invalid_action(tmp_path: Path) -> None:
+    broken = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "search", "arguments": '{"query": "test htt'}}]}
+    script = Script([cut(broken), ok(text_message("stop"))])
+    env, run, m = episode(policy_with(script, tmp_path, cache=False), "standard")
+    assert m["invalid_actions"] == 1 and m["termination"] == "give_up" and run.llm_calls == 2
+    assert run.transcript[1]["content"].startswith("ERROR: arguments are not valid JSON")
+
+
+def test_a_call_that_keeps_timing_out_stops_at_the_call_deadline(tmp_path: Path) -> None:
+    script = Script([], then=httpx.ReadTimeout("slow"))
+    policy = policy_with(script, tmp_path, max_retries=1000, call_deadline=0.5, backoff=0.05, backoff_max=0.1)
+    started = time.monotonic()
+    env, run, m = episode(policy, "gated")
+    assert time.monotonic() - started < 5
+    assert m["termination"] == "deadline" and m["steps"] == 0 and run.llm_calls == 0
+    assert 3 <= len(script.requests) < 50 and policy.stats.stop == "deadline"
+
+
+def test_slow_calls_stop_at_the_episode_deadline(tmp_path: Path) -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.15)
+        return ok(status_call())
+
+    policy = make_policy("openai/sim-base", base_url=BASE, cache=False, episode_deadline=0.5)
+    policy._client = openai.OpenAI(api_key="k", base_url=BASE, max_retries=0,
+                                   http_client=httpx.Client(transport=httpx.MockTransport(slow)))
+    env, run, m = episode(policy, "gated")
+    assert m["termination"] == "deadline" and 2 <= m["steps"] <= 4  # 0.15 s a call, 0.5 s in all
+    assert m["steps"] < env.task.budget and run.llm_calls == m["steps"]
+
+
+def test_the_langgraph_backend_records_the_same_stop(tmp_path: Path) -> None:
+    script = Script([ok(status_call()), overflow(1)], then=ok(status_call()))
+    env = make_env("reposcan-requests-fixture-n010")
+    run_langgraph(env, policy_with(script, tmp_path, cache=False), make_controller("gated"), make_memory("full"), 5)
+    m = score_events(env.verifier.events, env.task)
+    assert m["termination"] == "context_overflow" and m["steps"] == 1

@@ -33,10 +33,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from pushbench.backends.native import Decision, EpisodeRun, apply, control, start_memory, take_turn
+from pushbench.backends.native import Decision, EpisodeRun, apply, control, start_memory, stopped, take_turn
 from pushbench.controllers import Controller
 from pushbench.memory import ContextBuilder
-from pushbench.policies.base import Policy, Turn, turn_from_message
+from pushbench.policies.base import Policy, PolicyStop, Turn, turn_from_message
 from pushbench.tools.base import Environment, ToolCall
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -254,6 +254,13 @@ def thread_id_for(env: Environment, policy: Policy, controller: Controller, memo
     return "|".join([env.task.task_id, controller.name, memory.name, policy.name, "langgraph", f"s{seed}"])
 
 
+def _invoke(graph: Any, value: Any, config: dict[str, Any], ep: Episode) -> None:
+    try:
+        graph.invoke(value, config, context=ep)
+    except PolicyStop as stop:  # the model cannot go on: the episode ends with its reason
+        stopped(ep.run, ep.memory, stop)
+
+
 def run_langgraph(env: Environment, policy: Policy, controller: Controller, memory: ContextBuilder,
                   seed: int, *, checkpoint: Path | None = None, thread_id: str | None = None,
                   keep_thread: bool = False, remove_when_done: bool = False) -> EpisodeRun:
@@ -275,9 +282,9 @@ def run_langgraph(env: Environment, policy: Policy, controller: Controller, memo
             # Not ``snapshot.next``: a node whose writes were saved but whose checkpoint was not
             # counts as run, so ``next`` can be empty on an unfinished episode.
             if not snapshot.values["status"]["done"]:
-                graph.invoke(None, config, context=ep)
+                _invoke(graph, None, config, ep)
         else:
-            graph.invoke({"transcript": [], "status": _status(ep.run, None)}, config, context=ep)
+            _invoke(graph, {"transcript": [], "status": _status(ep.run, None)}, config, ep)
         if not keep_thread:
             saver.delete_thread(thread)
             empty = saver.conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0

@@ -10,7 +10,7 @@ from pushbench.controllers import Controller, Intercept
 from pushbench.memory import ContextBuilder, Event
 from pushbench.memory.base import (MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm, bind_requirements,
                                    handle_memory_call, memory_tools)
-from pushbench.policies.base import Policy, Turn
+from pushbench.policies.base import Policy, PolicyStop, Turn
 from pushbench.tools.base import Environment, Observation, ToolCall
 
 SYSTEM_PROMPT = (
@@ -159,13 +159,23 @@ def step(run: EpisodeRun, policy: Policy, controller: Controller, memory: Contex
     apply(run, turn, control(turn, controller, run.env), controller, memory)
 
 
+def stopped(run: EpisodeRun, memory: ContextBuilder, stop: PolicyStop) -> None:
+    """The policy cannot go on (``PolicyStop``): keep its last reply, end with its reason."""
+    if stop.turn is not None:
+        record_turn(run, memory, stop.turn)
+    run.env.end(stop.reason)
+
+
 def run_native(env: Environment, policy: Policy, controller: Controller, memory: ContextBuilder,
                seed: int) -> EpisodeRun:
     start_memory(memory, controller, env)
     run = EpisodeRun(env)
     tools = env.schemas()
     while not env.done:
-        step(run, policy, controller, memory, tools, seed)
+        try:
+            step(run, policy, controller, memory, tools, seed)
+        except PolicyStop as stop:
+            stopped(run, memory, stop)
     return run
 
 
@@ -176,7 +186,11 @@ async def arun_native(env: Environment, policy: Any, controller: Controller, mem
     run = EpisodeRun(env)
     tools = env.schemas()
     while not env.done:
-        turn = await policy.aact(memory.render(policy.context_window), tools, seed)
+        try:
+            turn = await policy.aact(memory.render(policy.context_window), tools, seed)
+        except PolicyStop as stop:
+            stopped(run, memory, stop)
+            break
         record_turn(run, memory, turn)
         apply(run, turn, control(turn, controller, env), controller, memory)
     return run

@@ -27,10 +27,10 @@ def _targets(value: str | None) -> list[int] | None:
         raise UserError(f"--target takes whole numbers separated by commas (e.g. 10,25); got {value!r}") from None
 
 
-def _check_run_options(workers: int, request_timeout: float, concurrency: int) -> None:
+def _check_run_options(workers: int, request_timeout: float | None, concurrency: int) -> None:
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
-    if request_timeout <= 0:
+    if request_timeout is not None and request_timeout <= 0:
         raise UserError(f"--request-timeout must be > 0 seconds (got {request_timeout})")
     if concurrency < 1:
         raise UserError(f"--concurrency must be at least 1 (got {concurrency})")
@@ -49,20 +49,33 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         progress: bool = typer.Option(True, help="Show a progress bar."),
         base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint for openai/* models "
                                                "(default $OPENAI_BASE_URL, else OpenAI); key from $OPENAI_API_KEY."),
-        request_timeout: float = typer.Option(60.0, help="Seconds per HTTP attempt of openai/* models."),
+        request_timeout: Optional[float] = typer.Option(None, help="Seconds per HTTP attempt of openai/* "
+                                                        "models (default: params chat.request_timeout, 60)."),
+        max_tokens: Optional[int] = typer.Option(None, min=0, help="Reply tokens per openai/* call (default: params "
+                                                 "chat.max_tokens, 1024; 0 sends no limit)."),
+        context_window: Optional[int] = typer.Option(None, min=1, help="The openai/* model's context window in tokens "
+                                                     "(default: 128k, or the sim-* profile's)."),
+        temperature: Optional[float] = typer.Option(None, min=0.0, max=2.0, help="Sampling temperature of openai/* "
+                                                    "models (default: the server's)."),
         concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
         cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses)."),
         fmt: TableFormat = FORMAT_OPTION) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
     need_root()
+    from pushbench.policies.chat import resolve_options
     from pushbench.runner import Grid, run_grid
     from pushbench.scoring import load_episodes, score_run, summarize
 
     _check_run_options(workers, request_timeout, concurrency)
     grid = Grid(family, split(controller), split(model), split(memory), split(backend), seeds, _targets(target),
                 limit, int(config.params("seed")))
-    options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir}
+    options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir,
+               "max_tokens": max_tokens, "context_window": context_window, "temperature": temperature}
+    try:
+        resolve_options(**options)
+    except ValueError as err:
+        raise UserError(str(err)) from None
     run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
     print_table(summarize(load_episodes(score_run(out))), fmt)
 

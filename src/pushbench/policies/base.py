@@ -19,6 +19,18 @@ class Turn:
     output_tokens: int = 0
 
 
+class PolicyStop(Exception):
+    """The model cannot take another turn in this episode (its context is full, a reply was cut
+    at ``max_tokens``, its time is up). The backend ends the episode with ``reason`` as its
+    termination; ``turn``, when given, is the last reply, counted and kept in the transcript."""
+
+    def __init__(self, reason: str, detail: str, turn: Turn | None = None):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+        self.turn = turn
+
+
 class Policy(Protocol):
     name: str
     context_window: int  # tokens the model can attend to

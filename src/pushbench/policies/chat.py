@@ -8,21 +8,29 @@ call) are returned as they are; the environment makes them invalid actions.
 
 Transport faults (429, 408/409, 5xx, timeouts, dropped connections) are retried here, with the
 SDK's own retries off: the wait is the server's ``retry-after-ms``/``Retry-After`` when given, else
-exponential backoff with a deterministic jitter. Retries are not agent steps; they are counted in
-``stats`` (which the runner writes to the episode's trace). Calls and tokens come from ``usage``.
+exponential backoff with a deterministic jitter, at most ``max_retries`` times and never past the
+call's or the episode's deadline. Retries are not agent steps; they are counted in ``stats``
+(which the runner writes to the episode's trace). Calls and tokens come from ``usage``.
 Responses are cached on disk by the hash of the full request (``policies/cache.py``).
+
+Each call sends ``max_tokens`` (1024 unless set), and the memory leaves that much room in the
+context window. What a real server does at the limits becomes the episode's recorded outcome,
+never a retry: a prompt the server refuses as too long ends it with ``context_overflow``, a
+reply cut at ``max_tokens`` before any tool call with ``max_tokens``, a spent deadline with
+``deadline`` (``PolicyStop``; the backend ends the episode with that termination).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import email.utils
 import hashlib
+import itertools
 import os
+import re
 import time
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -30,9 +38,10 @@ import openai
 import orjson
 from openai.types.chat import ChatCompletion
 
-from pushbench import config
-from pushbench.policies.base import Turn, turn_from_message
+from pushbench.policies.base import PolicyStop, Turn, turn_from_message
 from pushbench.policies.cache import CachedResponse, ResponseCache, request_key
+from pushbench.policies.chat_options import (DEFAULT_MAX_TOKENS, ChatOptions, ChatStats, default_cache_dir,
+                                             param_defaults)
 
 DEFAULT_WINDOW = 128_000
 LOCAL_KEY = "sk-local"  # any key works for a local server (serve-sim, vLLM, Ollama, llama.cpp)
@@ -41,47 +50,21 @@ RETRY_STATUS = frozenset({408, 409, 429})
 # ``chat.completions.create`` walks every message through its TypedDict transform, which costs
 # tens of milliseconds per call at a 10k-token context (more than the model call to serve-sim).
 COMPLETIONS = "/chat/completions"
+# How servers say the prompt does not fit: OpenAI and vLLM (``context_length_exceeded``, "maximum
+# context length"), llama-cpp-python ("exceed context window"), llama.cpp's server ("exceeds the
+# available context size"), Ollama and others ("context length").
+_OVERFLOW = re.compile(r"context[ _-]?(length|window|size)|maximum context|prompt is too long", re.I)
 
 
-def default_cache_dir() -> Path:
-    return config.DATA / "cache" / "responses"
+@dataclass(frozen=True)
+class _Send:
+    content: bytes
+    timeout: float
 
 
-@dataclass
-class ChatOptions:
-    base_url: str | None = None  # default: $OPENAI_BASE_URL, else the SDK's default endpoint
-    request_timeout: float = 60.0  # seconds per HTTP attempt
-    max_retries: int = 8  # transport retries per call before the episode fails
-    backoff: float = 0.5  # first wait without Retry-After; doubles per retry
-    backoff_max: float = 60.0  # no single wait is longer (Retry-After included)
-    cache: bool = True
-    cache_dir: Path | None = None  # default: data/cache/responses
-    context_window: int | None = None  # default: the sim-* profile's window, else 128k tokens
-    temperature: float | None = None
-    max_tokens: int | None = None
-    api_key: str | None = None  # default: $OPENAI_API_KEY (a placeholder for a local base URL)
-
-    @classmethod
-    def from_kwargs(cls, **kwargs: Any) -> "ChatOptions":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(kwargs) - known)
-        if unknown:
-            raise ValueError(f"unknown chat policy option(s) {unknown}; known: {sorted(known)}")
-        return cls(**{k: v for k, v in kwargs.items() if v is not None})
-
-
-@dataclass
-class ChatStats:
-    requests: int = 0  # HTTP attempts sent
-    retries: int = 0  # attempts that failed with a transport fault and were retried
-    cache_hits: int = 0
-    waited_seconds: float = 0.0
-    faults: dict[str, int] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["waited_seconds"] = round(self.waited_seconds, 3)
-        return data
+@dataclass(frozen=True)
+class _Sleep:
+    seconds: float
 
 
 class ChatPolicyError(RuntimeError):
@@ -130,6 +113,13 @@ def _header_wait(headers: Any) -> float | None:
         return None
 
 
+def is_context_overflow(err: Exception) -> bool:
+    """A server's answer that the prompt does not fit the model's context."""
+    if not isinstance(err, openai.APIStatusError) or err.status_code not in (400, 413):
+        return False
+    return getattr(err, "code", None) == "context_length_exceeded" or bool(_OVERFLOW.search(str(err)))
+
+
 class ChatPolicy:
     def __init__(self, model: str, options: ChatOptions | None = None):
         if not model:
@@ -137,7 +127,7 @@ class ChatPolicy:
         self.options = options or ChatOptions()
         self.model = model
         self.name = f"openai/{model}"
-        self.context_window = self.options.context_window or window_for(model)
+        self.context_window = self._prompt_window()
         self.endpoint = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         self.api_key = (self.options.api_key or os.environ.get("OPENAI_API_KEY")
                         or (LOCAL_KEY if self.endpoint else None))
@@ -145,15 +135,24 @@ class ChatPolicy:
             raise ValueError("openai/* models need OPENAI_API_KEY (or --base-url for a local server)")
         self.cache = ResponseCache(self.options.cache_dir or default_cache_dir()) if self.options.cache else None
         self.stats = ChatStats()
+        self._spent = 0.0  # seconds of model calls in this episode (a policy serves one episode)
         self._client: openai.OpenAI | None = None
         self._aclient: openai.AsyncOpenAI | None = None
+
+    def _prompt_window(self) -> int:
+        """Tokens the memory may fill: the model's window less the reply's ``max_tokens``. A
+        sim-* profile's own window describes SimLM's attention, not a server limit, so it is
+        used whole (serve-sim episodes stay identical to in-process ones)."""
+        window = self.options.context_window or window_for(self.model)
+        simulated = self.options.context_window is None and self.model.startswith("sim-")
+        return window if simulated else max(1, window - self.options.max_tokens)
 
     # --- the request ----------------------------------------------------------------------
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "seed": int(seed)}
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
-        if self.options.max_tokens is not None:
+        if self.options.max_tokens:
             body["max_tokens"] = self.options.max_tokens
         return body
 
@@ -165,15 +164,28 @@ class ChatPolicy:
         return turn_from_message(hit.message, hit.input_tokens, hit.output_tokens)
 
     def _turn(self, key: str, response: Any) -> Turn:
+        """The reply as a turn. A reply cut at ``max_tokens`` is not cached; cut inside a tool
+        call, it goes on as that call (broken arguments make an invalid action); cut before
+        any call, it ends the episode (``max_tokens``): its text is no decision to stop."""
         if not getattr(response, "choices", None):
             raise ChatPolicyError(f"{self.name}: the response has no choices")
-        message = message_from_reply(response.choices[0].message)
+        choice = response.choices[0]
+        message = message_from_reply(choice.message)
         usage = getattr(response, "usage", None)
-        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        if self.cache:
-            self.cache.put(key, CachedResponse(message, tokens_in, tokens_out))
-        return turn_from_message(message, tokens_in, tokens_out)
+        turn = turn_from_message(message, int(getattr(usage, "prompt_tokens", 0) or 0),
+                                 int(getattr(usage, "completion_tokens", 0) or 0))
+        if getattr(choice, "finish_reason", None) == "length":
+            self.stats.length_cuts += 1
+            if turn.call is None:
+                raise self._stop("max_tokens", f"the reply was cut at max_tokens={self.options.max_tokens} "
+                                 "before any tool call", turn)
+        elif self.cache:
+            self.cache.put(key, CachedResponse(message, turn.input_tokens, turn.output_tokens))
+        return turn
+
+    def _stop(self, reason: str, detail: str, turn: Turn | None = None) -> PolicyStop:
+        self.stats.stop = reason
+        return PolicyStop(reason, f"{self.name}: {detail}", turn)
 
     def _retry_wait(self, err: Exception, attempt: int, key: str) -> float | None:
         """Seconds to wait before retrying ``err``, or None when it is not a transport fault."""
@@ -189,14 +201,58 @@ class ChatPolicy:
         if asked is None:
             jitter = int(hashlib.sha256(f"{key}:{attempt}".encode()).hexdigest()[:8], 16) / 2**32
             asked = self.options.backoff * 2**attempt * (0.5 + jitter)
-        wait = min(asked, self.options.backoff_max)
-        self.stats.retries += 1
-        self.stats.waited_seconds += wait
-        return wait
+        return min(asked, self.options.backoff_max)
 
     def _fail(self, err: Exception) -> ChatPolicyError:
         status = getattr(err, "status_code", None)
         return ChatPolicyError(f"{self.name}: request failed{f' with HTTP {status}' if status else ''}: {err}")
+
+    def _left(self, started: float) -> float:
+        """Seconds left before the call's or the episode's deadline, whichever comes first."""
+        now = time.monotonic()
+        return min(self.options.call_deadline - (now - started),
+                   self.options.episode_deadline - self._spent - (now - started))
+
+    def _after_failure(self, err: Exception, attempt: int, key: str, started: float) -> float:
+        """The wait before the next attempt; raises when there is none (a client error, no
+        retry left, a deadline, or a prompt the model cannot take)."""
+        if is_context_overflow(err):
+            raise self._stop("context_overflow", f"the server refused the prompt as too long: {err}") from err
+        wait = self._retry_wait(err, attempt, key)
+        if wait is None:
+            raise self._fail(err) from err
+        if wait >= self._left(started):
+            raise self._stop("deadline", f"no time left for attempt {attempt + 2} (call deadline "
+                             f"{self.options.call_deadline:g} s, episode deadline "
+                             f"{self.options.episode_deadline:g} s); last fault: {err}") from err
+        self.stats.retries += 1
+        self.stats.waited_seconds += wait
+        return wait
+
+    def _exchange(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                  seed: int) -> Generator[_Send | _Sleep, Any, Turn]:
+        """One model call with every decision in one place: it yields what to send (and with
+        which timeout) or how long to sleep, and is sent each attempt's response or error;
+        ``act`` and ``aact`` only carry out the I/O."""
+        body = self.request_body(messages, tools, seed)
+        key = request_key(self.endpoint, body)
+        if (cached := self._cached(key)) is not None:
+            return cached
+        content, started = orjson.dumps(body), time.monotonic()
+        try:
+            for attempt in itertools.count():
+                left = self._left(started)
+                if left <= 0:
+                    raise self._stop("deadline", f"the episode's {self.options.episode_deadline:g} s of model "
+                                     "calls are used up")
+                self.stats.requests += 1
+                outcome = yield _Send(content, min(self.options.request_timeout, left))
+                if not isinstance(outcome, Exception):
+                    return self._turn(key, outcome)
+                yield _Sleep(self._after_failure(outcome, attempt, key, started))
+            raise AssertionError("unreachable")  # pragma: no cover
+        finally:
+            self._spent += time.monotonic() - started
 
     def _http_client(self, kind: type) -> dict[str, Any]:
         """A plain-HTTP endpoint (a local server) needs no TLS: skip loading the CA bundle, which
@@ -212,34 +268,21 @@ class ChatPolicy:
                                          timeout=self.options.request_timeout, **self._http_client(httpx.Client))
         return self._client
 
-    def _prepare(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 seed: int) -> tuple[dict[str, Any], str, Turn | None]:
-        """The request body, its cache key, and the cached turn if there is one."""
-        body = self.request_body(messages, tools, seed)
-        key = request_key(self.endpoint, body)
-        return body, key, self._cached(key)
-
-    def _wait_or_raise(self, err: openai.OpenAIError, attempt: int, key: str) -> float:
-        """Seconds to wait before retrying a failed attempt; raises when no retry is left."""
-        wait = self._retry_wait(err, attempt, key)
-        if wait is None:
-            raise self._fail(err) from err
-        return wait
-
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
-        body, key, turn = self._prepare(messages, tools, seed)
-        if turn is not None:
-            return turn
-        for attempt in itertools.count():
-            self.stats.requests += 1
+        plan, outcome = self._exchange(messages, tools, seed), None
+        while True:
             try:
-                response = self.client().post(COMPLETIONS, cast_to=ChatCompletion, content=orjson.dumps(body),
-                                              options={"timeout": self.options.request_timeout})
-            except openai.OpenAIError as err:
-                time.sleep(self._wait_or_raise(err, attempt, key))
+                step = plan.send(outcome)
+            except StopIteration as done:
+                return done.value
+            if isinstance(step, _Sleep):
+                outcome = time.sleep(step.seconds)
                 continue
-            return self._turn(key, response)
-        raise AssertionError("unreachable")  # pragma: no cover
+            try:
+                outcome = self.client().post(COMPLETIONS, cast_to=ChatCompletion, content=step.content,
+                                             options={"timeout": step.timeout})
+            except openai.OpenAIError as err:
+                outcome = err
 
     def close(self) -> None:
         if self._client is not None:
@@ -255,19 +298,20 @@ class ChatPolicy:
         return self._aclient
 
     async def aact(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
-        body, key, turn = self._prepare(messages, tools, seed)
-        if turn is not None:
-            return turn
-        for attempt in itertools.count():
-            self.stats.requests += 1
+        plan, outcome = self._exchange(messages, tools, seed), None
+        while True:
             try:
-                response = await self.aclient().post(COMPLETIONS, cast_to=ChatCompletion, content=orjson.dumps(body),
-                                                     options={"timeout": self.options.request_timeout})
-            except openai.OpenAIError as err:
-                await asyncio.sleep(self._wait_or_raise(err, attempt, key))
+                step = plan.send(outcome)
+            except StopIteration as done:
+                return done.value
+            if isinstance(step, _Sleep):
+                outcome = await asyncio.sleep(step.seconds)
                 continue
-            return self._turn(key, response)
-        raise AssertionError("unreachable")  # pragma: no cover
+            try:
+                outcome = await self.aclient().post(COMPLETIONS, cast_to=ChatCompletion, content=step.content,
+                                                    options={"timeout": step.timeout})
+            except openai.OpenAIError as err:
+                outcome = err
 
     async def aclose(self) -> None:
         if self._aclient is not None:
@@ -276,6 +320,17 @@ class ChatPolicy:
         self.close()
 
 
+def resolve_options(**options: Any) -> ChatOptions:
+    """params.yaml's ``chat:`` defaults, overridden by the options given (an experiment's
+    ``chat:``, the CLI); None means "the default". Raises ValueError for a bad combination."""
+    given = {k: v for k, v in options.items() if v is not None}
+    return ChatOptions.from_kwargs(**{**param_defaults(), **given})
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "ChatOptions", "ChatPolicy", "ChatPolicyError", "ChatStats", "PolicyStop",
+           "chat_policy", "default_cache_dir", "is_context_overflow", "resolve_options", "window_for"]
+
+
 def chat_policy(model: str, **options: Any) -> ChatPolicy:
     """The ``openai`` provider's factory (``pushbench.registry.PROVIDERS``)."""
-    return ChatPolicy(model, ChatOptions.from_kwargs(**options))
+    return ChatPolicy(model, resolve_options(**options))

@@ -13,6 +13,7 @@ an item is not a requirement.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from pushbench.requirements import Requirement, validate_origins
@@ -35,11 +36,19 @@ class ItemSetEnvironment(Environment):
     item_words = {"ids": "identifiers", "per_call": "identifiers", "items": "identifiers"}
 
     def __init__(self, task: Any, verifier: Any):
-        super().__init__(task, verifier)
         self.max_submit = int(task.settings.get("max_submit", 20))
+        super().__init__(task, verifier)
+        # The listed schema states the task's real limit; the handler enforces it with a message
+        # that says how to split the call, so the compiled validator keeps the schema without it.
+        spec = self.tools["submit"]
+        ids = {**spec.parameters["properties"]["ids"], "maxItems": self.max_submit}
+        self.tools["submit"] = replace(spec, parameters={
+            **spec.parameters, "properties": {**spec.parameters["properties"], "ids": ids}})
 
     def describe_tool(self, name: str, description: str) -> str:
-        return description.format(**self.item_words) if name in ("submit", "status", "final") else description
+        if name not in ("submit", "status", "final"):
+            return description
+        return description.format(**self.item_words, max_submit=self.max_submit)
 
     def requirements(self) -> list[Requirement]:
         n, items = self.task.target, self.item_words["items"]
@@ -58,8 +67,8 @@ class ItemSetEnvironment(Environment):
         raise NotImplementedError
 
     @tool("Submit {ids} for verification. Each gets a verdict: accepted, rejected or duplicate "
-          "(already submitted). At most 20 {per_call} per call.",
-          ids={"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 200})
+          "(already submitted). At most {max_submit} {per_call} per call.",
+          ids={"type": "array", "items": {"type": "string"}, "minItems": 1})
     def submit(self, ids: list[str]) -> Observation:
         if len(ids) > self.max_submit:
             raise ToolError(f"at most {self.max_submit} ids per submit call; you sent {len(ids)}. "

@@ -136,6 +136,17 @@ def test_more_than_max_submit_ids_submits_nothing(make_fixture_env) -> None:
     assert call(small, "submit", {"ids": [GOOD, BAD]}).ok
 
 
+@pytest.mark.parametrize("limit", [2, 20])
+def test_the_submit_schema_states_the_enforced_limit(make_fixture_env, limit: int) -> None:
+    env = make_fixture_env(max_submit=limit)
+    submit = {s["function"]["name"]: s["function"] for s in env.schemas()}["submit"]
+    assert submit["parameters"]["properties"]["ids"]["maxItems"] == limit
+    assert f"At most {limit} identifiers per call." in submit["description"]
+    ids = [f"tests/test_api.py::test_{i}" for i in range(limit + 1)]
+    assert call(env, "submit", {"ids": ids[:limit]}).ok
+    assert_refused(env, "submit", {"ids": ids}, f"at most {limit} ids per submit call")
+
+
 def test_a_bad_id_in_a_batch_submits_nothing(env) -> None:
     assert_refused(env, "submit", {"ids": [GOOD, "../x.py::f"]}, "Nothing was submitted")
     obs = call(env, "submit", {"ids": [GOOD]})
