@@ -215,6 +215,10 @@ from pushbench.memory.commands import memory_app  # noqa: E402  (memory recall, 
 
 app.add_typer(memory_app, name="memory")
 
+from pushbench.viewer.commands import view  # noqa: E402  (static trajectory viewer)
+
+app.command("view")(view)
+
 
 if __name__ == "__main__":
     app()
