@@ -56,8 +56,30 @@ def test_timeline_matches_the_verifier_log(small_run: Path, small_site: Path) ->
         assert [t["step"] for t in steps] == list(range(1, row["steps"] + 1))
         verdicts = [[e["item"], e["verdict"]] for e in trace["events"] if e["kind"] == "verdict"]
         assert [v for t in steps for v in t["verdicts"]] == verdicts
+        calls = [e for e in trace["events"] if e["kind"] == "call"]
+        assert [t["intercepted_by"] for t in steps] == [(e.get("info") or {}).get("intercepted_by") for e in calls]
+        assert [t["tool"] or "(stop)" for t in steps] == [e["tool"] for e in calls]
         assert page["curve"][-1][1] == row["valid_count"] and page["turns"][-1]["valid_count"] == row["valid_count"]
         assert len(page["views"]) == len(page["turns"])
+
+
+def test_a_controller_intervention_is_marked_at_its_step(make_fixture_env) -> None:
+    from agentkit import ScriptedPolicy, call_msg
+    from pushbench.backends.native import run_native
+    from pushbench.controllers import make_controller
+    from pushbench.memory import make_memory
+
+    env = make_fixture_env(budget=4)
+    script = [call_msg("search", {"query": "fixture", "page": 1}, "c1"), call_msg("final", {"count": 3}, "c2")]
+    policy = ScriptedPolicy(script, then=call_msg("status", {}, "c3"))
+    run = run_native(env, policy, make_controller("gated"), make_memory("full"), 0)
+    row = {"episode_id": "e", "memory": "full", "controller": "gated", "model": "stub/scripted"}
+    page = episode_payload(row, {"messages": run.transcript, "events": env.verifier.events, "objective": ""},
+                           None, None)
+    marks = [(t["step"], t["tool"], t["intercepted_by"]) for t in page["turns"]]
+    assert marks[:2] == [(1, "search", None), (2, "final", "gated")]
+    assert page["messages"][page["turns"][1]["reply"]]["role"] == "tool"  # the refusal the model was shown
+    assert page["views"] == [] and "manifest" in page["views_note"]
 
 
 class Recorder:
