@@ -215,9 +215,10 @@ from pushbench.memory.commands import memory_app  # noqa: E402  (memory recall, 
 
 app.add_typer(memory_app, name="memory")
 
-from pushbench.viewer.commands import view  # noqa: E402  (static trajectory viewer)
+from pushbench.viewer.commands import fork, view  # noqa: E402  (trajectory viewer, counterfactual forks)
 
 app.command("view")(view)
+app.command("fork")(fork)
 
 
 if __name__ == "__main__":
