@@ -131,7 +131,7 @@ def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], me
     """Re-execute one recorded turn (and, for the recorded memory, its own calls) on the fresh env."""
     from pushbench.backends.native import side_llm
 
-    bind_llm(memory, _recorded_side(side) if side is not None else side_llm(run, policy, seed))
+    bind_llm(memory, _recorded_side(side, run.transcript) if side is not None else side_llm(run, policy, seed))
     for call_at, reply_at in (turn.memory if side is not None else []):
         memory.render(policy.context_window)
         message = messages[call_at]
@@ -154,11 +154,13 @@ def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], me
                         "(the environment or the recorded controller changed since the run)")
 
 
-def _recorded_side(replies: Any):
+def _recorded_side(replies: Any, transcript: list[dict[str, Any]]):
+    """The recorded memory's own requests answered with the recorded replies, in order (no model)."""
     def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str) -> dict[str, Any]:
         reply = next(replies, None)
         if reply is None:
             raise ForkError("the replay asked the memory for more summaries than the recording holds")
+        transcript.append(reply)
         return reply
     return ask
 
