@@ -128,3 +128,26 @@ def test_side_by_side_aligns_at_the_first_different_action(page: Any, small_site
         assert page.locator("#first-diff").inner_text().endswith(f"first different action at turn {first + 1}")
         assert page.locator("tr.first-diff").get_attribute("id") == f"cmp-{first + 1}"
     shot(page, "compare.png")
+
+
+def test_a_fork_is_shown_beside_its_parent(page: Any, small_run: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from pushbench.fork import run_forks
+    from pushbench.scoring import score_run
+    from pushbench.viewer import build_site
+
+    parent = next(r for r in index_rows(small_run.parent / "site") if r["controller"] == "standard" and r["steps"] > 3)
+    forks = tmp_path_factory.mktemp("forks") / "forks"
+    run_forks(small_run, forks, "2", "stateqgp", None, None, parent["episode_id"], int(config.params("seed")))
+    score_run(forks)
+    site = forks.parent / "site"
+    build_site([small_run, forks], site)
+    fork = next(r for r in index_rows(site) if r["parent"] == parent["episode_id"])
+    page.goto((site / "index.html").as_uri() + "#ep=" + f"forks/{fork['episode_id']}".replace("|", "%7C"))
+    page.wait_for_selector("#parent")
+    assert page.locator("#parent").inner_text().startswith(f"forked at step 2 from {parent['episode_id']}")
+    page.locator("#parent a", has_text="side by side").click()
+    page.wait_for_selector("#compare")
+    text = page.locator("#first-diff").inner_text()
+    turn = int(text.rsplit(" ", 1)[1]) if "first different" in text else None
+    assert turn is None or turn >= 3  # the two replayed turns are the parent's
+    shot(page, "fork.png")

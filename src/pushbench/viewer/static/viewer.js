@@ -44,6 +44,7 @@ const PB = (() => {
     state.rows = data.rows.map((values) => Object.fromEntries(data.columns.map((c, i) => [c, values[i]])));
     for (const row of state.rows) state.byKey.set(keyOf(row), row);
     state.notes = data.notes || [];
+    if (state.rows.some((r) => r.parent)) SHOWN.push("fork_step");
     document.getElementById("runs").textContent = data.runs.join(", ");
     window.addEventListener("hashchange", route);
     route();
@@ -253,7 +254,10 @@ const PB = (() => {
       Object.entries(data.extra).flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: typeof v === "object" ? JSON.stringify(v) : fmt(v) })]));
     const others = siblings(index);
     const compare = others.length ? el("ul", { id: "siblings" }, others.map((r) => el("li", {}, link({ cmp: key, with: keyOf(r) }, "compare with " + condition(r)), ` (${r.outcome})`))) : el("p", { text: "no other condition on this task and seed" });
-    const parent = row.parent ? el("p", {}, "forked at step " + row.fork_step + " from ", link({ ep: index.run + "/" + row.parent }, row.parent)) : null;
+    const parentRow = row.parent ? state.rows.find((r) => r.episode_id === row.parent) : null;
+    const parent = row.parent ? el("p", { id: "parent" }, `forked at step ${row.fork_step} from `,
+      parentRow ? link({ ep: keyOf(parentRow) }, row.parent) : row.parent,
+      parentRow ? el("span", {}, " (", link({ cmp: keyOf(parentRow), with: key }, "side by side"), ")") : null) : null;
     show(el("h2", { text: row.episode_id }), parent,
       el("p", { class: "outcome-" + String(index.outcome).replace(/ /g, "-"), id: "outcome", text: `${index.outcome} \u00b7 termination ${row.termination ?? (data.end || {}).reason ?? "?"}` }),
       el("div", { class: "panels" }, el("div", {}, el("h3", { text: "Verified count vs step" }), plot(data)), el("div", {}, el("h3", { text: "Episode" }), facts)),
@@ -294,7 +298,8 @@ const PB = (() => {
     }
     const differs = diff < Math.max(ta.length, tb.length);
     const same = el("tbody", { id: "same-steps", hidden: diff > 0 && differs }, rows.slice(0, diff));
-    const head = (k, d) => el("th", {}, link({ ep: k }, condition(state.byKey.get(k) || d.row)), ` \u2014 ${(state.byKey.get(k) || {}).outcome}`);
+    const head = (k, d) => el("th", {}, link({ ep: k }, condition(state.byKey.get(k) || d.row)),
+      d.row.parent ? ` (fork at step ${d.row.fork_step})` : "", ` \u2014 ${(state.byKey.get(k) || {}).outcome}`);
     show(el("h2", { text: `${datas[0].row.task_id}, seed ${datas[0].row.seed}` }),
       el("p", { id: "first-diff", text: differs ? `identical for ${diff} turns; first different action at turn ${diff + 1}` : "identical actions throughout" }),
       diff > 0 && differs ? el("button", { text: `show the ${diff} identical turns`, onclick: () => { same.hidden = !same.hidden; } }) : null,
