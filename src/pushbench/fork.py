@@ -83,8 +83,8 @@ def check_names(controller: str, memory: str, model: str) -> None:
             raise ForkError(str(err)) from None
     try:
         make_policy(model)
-    except (UnknownName, ValueError) as err:
-        raise ForkError(str(err).splitlines()[0]) from None
+    except Exception as err:  # an unknown model, or an API model without its settings here
+        raise ForkError(str(err).splitlines()[0] if str(err) else f"cannot make model {model!r}") from None
 
 
 def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
