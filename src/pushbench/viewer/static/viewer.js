@@ -13,7 +13,7 @@ const PB = (() => {
     "input_tokens", "output_tokens", "fork_step"]);
   const PAGE = 1000;
   const state = { rows: [], byKey: new Map(), filters: {}, sort: { col: "episode_id", dir: 1 }, shown: PAGE,
-    episodes: new Map(), waiting: new Map() };
+    episodes: new Map(), waiting: new Map(), received: new Set() };
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -57,6 +57,7 @@ const PB = (() => {
   }
 
   function episode(key, b64) {
+    state.received.add(key);
     const resolve = state.waiting.get(key);
     inflate(b64).then((data) => { state.episodes.set(key, data); if (resolve) resolve(data); });
   }
@@ -67,7 +68,8 @@ const PB = (() => {
     if (!row || !row.file) return Promise.reject(new Error("no trace for " + key));
     return new Promise((resolve, reject) => {
       state.waiting.set(key, resolve);
-      const tag = el("script", { src: row.file, onerror: () => reject(new Error("cannot load " + row.file)) });
+      const tag = el("script", { src: row.file, onerror: () => reject(new Error("cannot load " + row.file)),
+        onload: () => { if (!state.received.has(key)) reject(new Error(row.file + " does not hold " + key)); } });
       document.body.append(tag);
     });
   }
