@@ -109,6 +109,13 @@ def test_fork_rows_over_failed_episodes(recorded, tmp_path: Path) -> None:
     assert all(r["controller"] == "stateqgp" and r["backend"] == "native" for r in rows)
     assert run_forks(run_dir, out, "25%,50%", "stateqgp", None, None, None, MASTER) == []  # resumed: nothing to do
     score_run(out)
+    from pushbench.analysis.forks import fork_table
+    from pushbench.scoring import load_episodes
+
+    table = fork_table(load_episodes(out))
+    scored_forks = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
+    assert set(table.fork_at) <= {"25%", "50%"} and table.forks.sum() == len(expected)
+    assert table.rescued.sum() == sum(r["success"] for r in scored_forks)
     site = tmp_path / "site"
     build_site([run_dir, out], site)
     index = json.loads((site / "data/index.js").read_text()[len("PB.index("): -3])

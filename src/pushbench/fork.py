@@ -45,6 +45,7 @@ class ForkSpec:
     controller: str
     memory: str
     model: str
+    label: str = ""  # how --at named this step ("50%" or "12")
 
     @property
     def episode(self) -> EpisodeSpec:
@@ -114,7 +115,7 @@ def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: 
     row = {"episode_id": spec.episode_id, **_spec_dict(spec.episode), "target": task.target,
            "budget": task.budget, "llm_calls": run.llm_calls, "input_tokens": run.input_tokens,
            "output_tokens": run.output_tokens, "parent": spec.parent["episode_id"], "fork_step": spec.at,
-           "replay_side_calls": calls}
+           "fork_at": spec.label or str(spec.at), "replay_side_calls": calls}
     out_trace = {"episode_id": spec.episode_id, "objective": task.objective, "messages": run.transcript,
                  "events": env.verifier.events, "parent": spec.parent["episode_id"], "fork_step": spec.at}
     return row, out_trace
@@ -165,19 +166,24 @@ def _recorded_side(replies: Any, transcript: list[dict[str, Any]]):
     return ask
 
 
-def fork_steps(at: str, steps: int) -> list[int]:
-    """``--at``: step numbers, or percentages of the parent's steps (``25%,50%``), deduplicated."""
-    out: list[int] = []
+def fork_points(at: str, steps: int) -> list[tuple[str, int]]:
+    """``--at``: step numbers, or percentages of the parent's steps (``25%,50%``), as (label, step);
+    a step two labels round to is kept once, under the first."""
+    out: list[tuple[str, int]] = []
     for part in (p.strip() for p in at.split(",") if p.strip()):
         try:
             k = round(float(part[:-1]) / 100 * steps) if part.endswith("%") else int(part)
         except ValueError:
             raise ForkError(f"--at takes step numbers or percentages, got {part!r}") from None
-        if k not in out:
-            out.append(k)
+        if k not in [step for _, step in out]:
+            out.append((part, k))
     if not out:
         raise ForkError("--at names no step")
     return out
+
+
+def fork_steps(at: str, steps: int) -> list[int]:
+    return [k for _, k in fork_points(at, steps)]
 
 
 def run_forks(run_dir: Path, out: Path, at: str, controller: str, memory: str | None, model: str | None,
@@ -196,8 +202,8 @@ def run_forks(run_dir: Path, out: Path, at: str, controller: str, memory: str | 
     for parent in parents:
         if "steps" not in parent and any(p.endswith("%") for p in at.split(",")):
             raise ForkError(f"{run_dir} is not scored: percentages of --at need each episode's steps")
-        for k in fork_steps(at, int(parent.get("steps", 0))):
-            specs.append(ForkSpec(parent, k, controller, memory or parent["memory"], model or parent["model"]))
+        for label, k in fork_points(at, int(parent.get("steps", 0))):
+            specs.append(ForkSpec(parent, k, controller, memory or parent["memory"], model or parent["model"], label))
     for name in {(s.controller, s.memory, s.model) for s in specs}:
         check_names(*name)
     return _run_specs(Path(run_dir), Path(out), specs, master_seed)
