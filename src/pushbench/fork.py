@@ -104,10 +104,12 @@ def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: 
     if not 0 <= spec.at < len(turns):
         raise ForkError(f"--at must be from 0 to {len(turns) - 1} for {spec.parent['episode_id']} "
                         f"({len(turns)} recorded steps), got {spec.at}")
-    same_memory = spec.memory == spec.parent["memory"] and spec.model == spec.parent["model"]
-    side = iter([m for m in messages if str(m.get("name") or "").startswith("memory-")] if same_memory else [])
+    same_memory = spec.memory == spec.parent["memory"]  # the recorded memory calls are replayed into it
+    recorded_summaries = same_memory and spec.model == spec.parent["model"]  # same window: same evictions
+    side = iter([m for m in messages if str(m.get("name") or "").startswith("memory-")])
     for turn in turns[: spec.at]:
-        _replay_turn(run, turn, messages, memory, recorded_controller, policy, seed, side if same_memory else None)
+        _replay_turn(run, turn, messages, memory, recorded_controller, policy, seed, same_memory,
+                     side if recorded_summaries else None)
     calls = run.llm_calls
     tools = env.schemas()
     while not env.done:
@@ -128,18 +130,22 @@ def _spec_dict(spec: EpisodeSpec) -> dict[str, Any]:
 
 
 def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], memory: Any, controller: Any,
-                 policy: Any, seed: int, side: Any) -> None:
-    """Re-execute one recorded turn (and, for the recorded memory, its own calls) on the fresh env."""
+                 policy: Any, seed: int, memory_calls: bool, side: Any) -> None:
+    """Re-execute one recorded turn (and, into the recorded memory, its own calls) on the fresh env;
+    ``side``: the recorded summaries to answer the memory's own requests with (else the new model)."""
     from pushbench.backends.native import side_llm
 
     bind_llm(memory, _recorded_side(side, run.transcript) if side is not None else side_llm(run, policy, seed))
-    for call_at, reply_at in (turn.memory if side is not None else []):
+    for call_at, reply_at in (turn.memory if memory_calls else []):
         memory.render(policy.context_window)
         message = messages[call_at]
         memory.ingest(Event(run.env.steps + 1, "action", message))
         run.transcript.append(message)
         call = decode(turn_from_message(message).call)
         text = memory.handle(call)
+        if side is not None and text != messages[reply_at].get("content"):
+            raise ForkError(f"replay diverged before step {run.env.steps + 1}: the memory's reply to "
+                            f"{call.name} differs from the recorded one")
         reply = {"role": "tool", "tool_call_id": call.call_id, "content": text}
         memory.ingest(Event(run.env.steps, "memory", reply, {"tool": call.name, "arguments": call.arguments,
                                                              "call_id": call.call_id, "internal": True}))
