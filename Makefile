@@ -14,6 +14,8 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock $(PIP_QUIET)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
+	command -v chromium > /dev/null || ! command -v apt-get > /dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; }  # the viewer's browser tests
 	touch $(STAMP)
 
 BWRAP_MISSING := bubblewrap (bwrap) is missing and could not be installed (apt-get needs root): SWE-lite test runs need it; install the package bubblewrap, or set PUSHBENCH_WEAK_SANDBOX=1 for the weaker sandbox

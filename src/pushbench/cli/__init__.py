@@ -18,6 +18,7 @@ from pushbench.cli.run import aggregate_cmd, experiment, notebook_cmd, run, scor
 from pushbench.cli.serve import serve_sim
 from pushbench.cli.agent import agent_app, serve_mcp
 from pushbench.cli.memory import memory_app
+from pushbench.viewer.commands import fork, view
 
 app = typer.Typer(cls=CleanGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="PushBench: quantitative goal persistence. Errors are one line; --debug shows the traceback.")
@@ -36,6 +37,8 @@ app.command("serve-sim")(serve_sim)
 app.command("serve-mcp")(serve_mcp)
 app.add_typer(agent_app, name="agent")
 app.add_typer(memory_app, name="memory")
+app.command("view")(view)
+app.command("fork")(fork)
 console = Console()
 
 __all__ = ["UserError", "app", "console"]

@@ -1,0 +1,241 @@
+"""Counterfactual forks: replay a recorded episode up to step K, then continue under another condition.
+
+The replay makes no call for the recorded agent: each recorded action is executed again on a fresh
+environment of the task under the recorded controller, and the observation must equal the recorded
+one (else :class:`ForkError`). Meanwhile the fork's memory ingests every event, as the native loop
+feeds it, so at step K it holds what it would have held had it run from the start (its system
+prompt is the new controller's, as in a fresh run of the new condition). A memory's own tool
+calls and summaries are the recorded ones when the fork keeps the recorded memory at the recorded
+window; any other memory's own requests during the replay go to the new model (counted).
+
+From step K the new controller (fresh state), memory and model run the native loop to the end.
+The fork is a normal episode row and trace in its own run folder, marked with ``parent`` (the
+recorded episode id) and ``fork_step`` (K); its LLM calls and tokens count only the calls it made.
+SimLM's mind starts at the fork (its random draws begin there), so a fork at K > 0 under the
+recorded condition continues plausibly, not necessarily as the recorded episode did; a fork at
+step 0 is exactly a fresh run of the new condition at the same seed (a test checks it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pushbench.backends.native import EpisodeRun, apply, control, decode, record_turn, start_memory, step
+from pushbench.memory.base import Event, bind_llm, memory_tools
+from pushbench.policies import make_policy
+from pushbench.policies.base import turn_from_message
+from pushbench.registry import CONTROLLERS, MEMORIES, UnknownName
+from pushbench.runner.files import read_done, sort_jsonl, trace_name, write_trace
+from pushbench.runner.grid import EpisodeSpec
+from pushbench.tasks import get_family, load_tasks
+from pushbench.viewer.timeline import Turn, walk
+
+
+class ForkError(ValueError):
+    """Bad input to a fork, or a replay that does not reproduce the recording (one line)."""
+
+
+@dataclass(frozen=True)
+class ForkSpec:
+    parent: dict[str, Any]  # the recorded episode's row
+    at: int  # replay this many steps, then continue under the new condition
+    controller: str
+    memory: str
+    model: str
+    label: str = ""  # how --at named this step ("50%" or "12")
+
+    @property
+    def episode(self) -> EpisodeSpec:
+        p = self.parent
+        return EpisodeSpec(p["family"], p["task_id"], self.controller, self.memory, self.model, "native", int(p["seed"]))
+
+    @property
+    def episode_id(self) -> str:
+        p = self.parent
+        return f"{self.episode.episode_id}|fork@{self.at}<{p['controller']}|{p['memory']}|{p['model']}"
+
+
+def load_run(run_dir: Path) -> list[dict[str, Any]]:
+    from pushbench.viewer.site import ViewerError, load_rows
+
+    try:
+        return load_rows(Path(run_dir))
+    except ViewerError as err:
+        raise ForkError(str(err)) from None
+
+
+def read_recording(run_dir: Path, episode_id: str) -> dict[str, Any]:
+    import gzip
+
+    path = Path(run_dir) / "traces" / trace_name(episode_id)
+    if not path.is_file():
+        raise ForkError(f"no trace of {episode_id} in {run_dir}")
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+def check_names(controller: str, memory: str, model: str) -> None:
+    for registry, name in ((CONTROLLERS, controller), (MEMORIES, memory)):
+        try:
+            registry.entry(name)
+        except UnknownName as err:
+            raise ForkError(str(err)) from None
+    try:
+        make_policy(model)
+    except Exception as err:  # an unknown model, or an API model without its settings here
+        raise ForkError(str(err).splitlines()[0] if str(err) else f"cannot make model {model!r}") from None
+
+
+def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
+                 policy_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one fork; return its row and its trace."""
+    env = get_family(task.family).environment(task)
+    policy = make_policy(spec.model, **(policy_options or {}))
+    controller, memory = CONTROLLERS.make(spec.controller), MEMORIES.make(spec.memory)
+    recorded_controller = CONTROLLERS.make(spec.parent["controller"])
+    seed = spec.episode.policy_seed(master_seed)
+    start_memory(memory, controller, env)
+    run = EpisodeRun(env)
+    messages = trace["messages"]
+    own = frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(spec.parent["memory"])))
+    turns = [t for t in walk(messages, own) if t.step is not None]
+    if not 0 <= spec.at < len(turns):
+        raise ForkError(f"--at must be from 0 to {len(turns) - 1} for {spec.parent['episode_id']} "
+                        f"({len(turns)} recorded steps), got {spec.at}")
+    same_memory = spec.memory == spec.parent["memory"]  # the recorded memory calls are replayed into it
+    recorded_summaries = same_memory and spec.model == spec.parent["model"]  # same window: same evictions
+    side = iter([m for m in messages if str(m.get("name") or "").startswith("memory-")])
+    for turn in turns[: spec.at]:
+        _replay_turn(run, turn, messages, memory, recorded_controller, policy, seed, same_memory,
+                     side if recorded_summaries else None)
+    calls = run.llm_calls
+    tools = env.schemas()
+    while not env.done:
+        step(run, policy, controller, memory, tools, seed)
+    row = {"episode_id": spec.episode_id, **_spec_dict(spec.episode), "target": task.target,
+           "budget": task.budget, "llm_calls": run.llm_calls, "input_tokens": run.input_tokens,
+           "output_tokens": run.output_tokens, "parent": spec.parent["episode_id"], "fork_step": spec.at,
+           "fork_at": spec.label or str(spec.at), "replay_side_calls": calls}
+    out_trace = {"episode_id": spec.episode_id, "objective": task.objective, "messages": run.transcript,
+                 "events": env.verifier.events, "parent": spec.parent["episode_id"], "fork_step": spec.at}
+    return row, out_trace
+
+
+def _spec_dict(spec: EpisodeSpec) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(spec)
+
+
+def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], memory: Any, controller: Any,
+                 policy: Any, seed: int, memory_calls: bool, side: Any) -> None:
+    """Re-execute one recorded turn (and, into the recorded memory, its own calls) on the fresh env;
+    ``side``: the recorded summaries to answer the memory's own requests with (else the new model)."""
+    from pushbench.backends.native import side_llm
+
+    bind_llm(memory, _recorded_side(side, run.transcript) if side is not None else side_llm(run, policy, seed))
+    for call_at, reply_at in (turn.memory if memory_calls else []):
+        memory.render(policy.context_window)
+        message = messages[call_at]
+        memory.ingest(Event(run.env.steps + 1, "action", message))
+        run.transcript.append(message)
+        call = decode(turn_from_message(message).call)
+        text = memory.handle(call)
+        if side is not None and text != messages[reply_at].get("content"):
+            raise ForkError(f"replay diverged before step {run.env.steps + 1}: the memory's reply to "
+                            f"{call.name} differs from the recorded one")
+        reply = {"role": "tool", "tool_call_id": call.call_id, "content": text}
+        memory.ingest(Event(run.env.steps, "memory", reply, {"tool": call.name, "arguments": call.arguments,
+                                                             "call_id": call.call_id, "internal": True}))
+        run.transcript.append(reply)
+    memory.render(policy.context_window)
+    recorded = turn_from_message(messages[turn.action])
+    run.transcript.append(messages[turn.action])
+    memory.ingest(Event(run.env.steps + 1, "action", messages[turn.action]))
+    apply(run, recorded, control(recorded, controller, run.env), controller, memory)
+    expected = messages[turn.reply]["content"] if turn.reply is not None else None
+    if run.transcript[-1].get("content") != expected:
+        raise ForkError(f"replay diverged at step {turn.step}: the observation differs from the recorded one "
+                        "(the environment or the recorded controller changed since the run)")
+
+
+def _recorded_side(replies: Any, transcript: list[dict[str, Any]]):
+    """The recorded memory's own requests answered with the recorded replies, in order (no model)."""
+    def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str) -> dict[str, Any]:
+        reply = next(replies, None)
+        if reply is None:
+            raise ForkError("the replay asked the memory for more summaries than the recording holds")
+        transcript.append(reply)
+        return reply
+    return ask
+
+
+def fork_points(at: str, steps: int) -> list[tuple[str, int]]:
+    """``--at``: step numbers, or percentages of the parent's steps (``25%,50%``), as (label, step);
+    a step two labels round to is kept once, under the first."""
+    out: list[tuple[str, int]] = []
+    for part in (p.strip() for p in at.split(",") if p.strip()):
+        try:
+            k = round(float(part[:-1]) / 100 * steps) if part.endswith("%") else int(part)
+        except ValueError:
+            raise ForkError(f"--at takes step numbers or percentages, got {part!r}") from None
+        if k not in [step for _, step in out]:
+            out.append((part, k))
+    if not out:
+        raise ForkError("--at names no step")
+    return out
+
+
+def fork_steps(at: str, steps: int) -> list[int]:
+    return [k for _, k in fork_points(at, steps)]
+
+
+def run_forks(run_dir: Path, out: Path, at: str, controller: str, memory: str | None, model: str | None,
+              episode: str | None, master_seed: int) -> list[str]:
+    """Fork ``episode`` (or every failed episode of ``run_dir``) at each step of ``at``; resumable."""
+    rows = load_run(run_dir)
+    if episode is not None:
+        parents = [r for r in rows if r["episode_id"] == episode]
+        if not parents:
+            raise ForkError(f"episode {episode!r} is not in {run_dir}")
+    else:
+        if rows and "success" not in rows[0]:
+            raise ForkError(f"{run_dir} is not scored: run `pushbench score {run_dir}` to find its failed episodes")
+        parents = [r for r in rows if not r.get("success")]
+    specs = []
+    for parent in parents:
+        if "steps" not in parent and any(p.endswith("%") for p in at.split(",")):
+            raise ForkError(f"{run_dir} is not scored: percentages of --at need each episode's steps")
+        for label, k in fork_points(at, int(parent.get("steps", 0))):
+            specs.append(ForkSpec(parent, k, controller, memory or parent["memory"], model or parent["model"], label))
+    for name in {(s.controller, s.memory, s.model) for s in specs}:
+        check_names(*name)
+    return _run_specs(Path(run_dir), Path(out), specs, master_seed)
+
+
+def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int) -> list[str]:
+    tasks: dict[str, dict[str, Any]] = {}
+    done = read_done(out / "episodes.jsonl")
+    written = []
+    for spec in specs:
+        if spec.episode_id in done:
+            continue
+        family = spec.parent["family"]
+        if family not in tasks:
+            try:
+                tasks[family] = {t.task_id: t for t in load_tasks(family)}
+            except FileNotFoundError as err:
+                raise ForkError(str(err)) from None
+        task = tasks[family].get(spec.parent["task_id"])
+        if task is None:
+            raise ForkError(f"task {spec.parent['task_id']!r} is not in the {family} manifest")
+        row, trace = fork_episode(spec, read_recording(run_dir, spec.parent["episode_id"]), task, master_seed)
+        write_trace(out / "traces", spec.episode_id, trace)
+        with open(out / "episodes.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(row, sort_keys=True) + "\n")
+        written.append(spec.episode_id)
+    if (out / "episodes.jsonl").is_file():
+        sort_jsonl(out / "episodes.jsonl")
+    return written

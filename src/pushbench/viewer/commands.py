@@ -1,0 +1,52 @@
+"""The ``view`` command (``pushbench view RUN_DIR``); cli.py registers it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def view(run_dirs: list[Path] = typer.Argument(..., help="One or more run folders (scored.jsonl or episodes.jsonl, traces/)."),
+         out: Optional[Path] = typer.Option(None, "--out", help="Site folder (default: RUN_DIR/viewer for one run).")) -> None:
+    """Write a static trajectory viewer (open OUT/index.html in a browser; no server needed)."""
+    from pushbench.viewer import ViewerError, build_site
+
+    if out is None:
+        if len(run_dirs) != 1:
+            raise typer.BadParameter("--out is required with more than one run folder")
+        out = run_dirs[0] / "viewer"
+    try:
+        stats = build_site(list(run_dirs), out)
+    except ViewerError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"{stats.pages} episode pages ({stats.episodes} rows, {stats.missing_traces} without a trace) "
+               f"-> {out / 'index.html'}")
+    for note in sorted(stats.notes):
+        typer.echo(f"note: {note} ({stats.without_views} episodes)")
+
+
+def fork(run: Path = typer.Option(..., "--run", help="The recorded run folder."),
+         at: str = typer.Option(..., "--at", help="Steps to fork at: numbers or percentages of each episode's steps (25%,50%,75%)."),
+         controller: str = typer.Option(..., "--controller", help="The controller from the fork step on."),
+         out: Path = typer.Option(..., "--out", help="Run folder for the forks (episodes.jsonl, traces/, scored.jsonl)."),
+         episode: Optional[str] = typer.Option(None, "--episode", help="One episode id (default: every failed episode of the run)."),
+         memory: Optional[str] = typer.Option(None, "--memory", help="The fork's memory (default: the episode's)."),
+         model: Optional[str] = typer.Option(None, "--model", help="The fork's model (default: the episode's).")) -> None:
+    """Replay recorded episodes up to a step without calling the model, then continue under another condition."""
+    from pushbench import config
+    from pushbench.fork import ForkError, run_forks
+    from pushbench.scoring import ScoringError, load_episodes, score_run, summarize
+
+    try:
+        written = run_forks(run, out, at, controller, memory, model, episode, int(config.params("seed")))
+        if (out / "episodes.jsonl").is_file():
+            score_run(out)
+    except (ForkError, ScoringError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"{len(written)} forks written to {out}")
+    if (out / "scored.jsonl").is_file():
+        typer.echo(summarize(load_episodes(out)).to_string(index=False))
