@@ -115,7 +115,7 @@ def _object_sections(project: str, rel: str, module: str, node: ast.AST, owner: 
     if doc:
         head = f"class {node.name}" if is_class else f"def {node.name}({_signature(node)})"
         name = f"{module}.{qualname}"
-        yield Section("docstring", project, rel, qualname, f"{name} ({what} docstring)", f"{head}\n\n{doc}",
+        yield Section("docstring", project, rel, qualname, f"{name} ({what} docstring)", f"{head}\nmodule: {module}\n\n{doc}",
                       {"module": module, "qualname": qualname, "name": name, "object": what,
                        "params": "" if is_class else _signature(node)})
     if is_class and not owner:
