@@ -110,6 +110,9 @@ def chunk(text: str, max_tokens: int) -> list[str]:
 def documents(sections: Iterable[Section], max_tokens: int) -> Iterator[Document]:
     for section in sections:
         parts = chunk(section.text, max_tokens)
+        if section.kind == "docstring" and len(parts) > 1:  # every part shows its object's signature and module
+            head, body = "\n".join(section.text.split("\n", 2)[:2]), section.text.split("\n", 2)[2]
+            parts = [f"{head}\n\n{p}" for p in chunk(body, max_tokens - count_tokens(head) - 2)]
         for i, text in enumerate(parts, 1):
             title = section.title if len(parts) == 1 else f"{section.title} (part {i} of {len(parts)})"
             yield Document(doc_id(section.project, section.source, section.locator, i), section.kind,
