@@ -59,7 +59,8 @@ class Catalogue:
 
     def __init__(self, docs: list[Document]):
         self.entities: dict[str, Entity] = {}
-        self.term_docs: dict[str, set[str]] = defaultdict(set)  # word -> entities with a doc using it
+        self.term_docs: dict[str, set[str]] = defaultdict(set)  # word -> docstring documents using it
+        self.doc_entity: dict[str, str] = {}
         self.doc_words: dict[str, set[str]] = {}
         self.modules: dict[str, Document] = {}
         self.by_module: dict[str, set[str]] = defaultdict(set)
@@ -79,8 +80,9 @@ class Catalogue:
                 return
             e.docs.append(d)
             self.doc_words[d.id] = words(d.text)
+            self.doc_entity[d.id] = name
             for w in self.doc_words[d.id]:
-                self.term_docs[w].add(name)
+                self.term_docs[w].add(d.id)
             self.by_module[e.module].add(name)
             for p in e.params:
                 self.by_param[p].add(name)
@@ -104,7 +106,7 @@ class Catalogue:
             pairs = [(a, b) for i, a in enumerate(ws) for b in ws[i + 1:]]
             rng.shuffle(pairs)
             for a, b in pairs[:60]:
-                fits = frozenset(self.term_docs[a] & self.term_docs[b])
+                fits = frozenset(self.doc_entity[i] for i in self.term_docs[a] & self.term_docs[b])
                 out["terms"].append(Option(Clue("terms", a, b), fits, d.id))
         for p in e.params:
             if p not in SKIP_PARAMS and len(p) > 2:

@@ -1,0 +1,116 @@
+"""Every question: unique answer (re-proved here by brute force with the reader's rules), weak single
+clues, distinct evidence documents that show their clue, and no question naming its answer."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from pushbench import config
+from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, MODULE_TITLE, Clue, base_title,
+                                           named, parse_clue, short_name, supports)
+
+
+class BruteForce:
+    """Which entities a clue fits, by applying ``reader.supports`` to every candidate document."""
+
+    def __init__(self, docs: list[Any]):
+        self.kinds: dict[str, list[Any]] = defaultdict(list)
+        for d in docs:
+            self.kinds[d.kind].append(d)
+        self.entity_module = {d.meta["name"]: d.meta["module"] for d in docs if d.kind == "docstring"}
+        self.by_short: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for d in docs:
+            if d.kind == "docstring":
+                self.by_short[(d.project, short_name(d.meta["name"]))].add(d.meta["name"])
+
+    def fits(self, clue: Clue) -> set[str]:
+        out: set[str] = set()
+        kind = {"terms": "docstring", "param": "docstring", "module": "module", "changelog": "changelog",
+                "page": "docs"}[clue.kind]
+        for d in self.kinds[kind]:
+            title = base_title(d.title)
+            if clue.kind in ("terms", "param") and d.kind == "docstring":
+                if supports(clue, d.title, d.text, d.meta["name"]):
+                    out.add(d.meta["name"])
+            elif clue.kind == "module" and (m := MODULE_TITLE.match(title)):
+                if supports(clue, d.title, d.text, m.group(1)):
+                    out |= {n for n, mod in self.entity_module.items() if mod == m.group(1)}
+            elif clue.kind in ("changelog", "page") and (CHANGELOG_TITLE if clue.kind == "changelog" else DOCS_TITLE).match(title):
+                for ident in named(d.text):
+                    out |= {n for n in self.by_short.get((d.project, ident), ()) if supports(clue, d.title, d.text, n)}
+        return out
+
+
+def clues_of(objective: str) -> list[tuple[str, Clue]]:
+    found = [(m.group(1), parse_clue(m.group(2))) for line in objective.splitlines() if (m := CLUE_LINE.match(line))]
+    assert all(c is not None for _, c in found)
+    return found  # type: ignore[return-value]
+
+
+def test_there_are_at_least_300_questions_with_2_to_4_clues(corpus_tasks: list) -> None:
+    assert len(corpus_tasks) >= 300
+    counts = {t.settings["n_clues"] for t in corpus_tasks}
+    assert counts == {2, 3, 4}
+    for t in corpus_tasks:
+        clues = clues_of(t.objective)
+        assert [cid for cid, _ in clues] == [f"clue:{k}" for k in range(1, len(clues) + 1)]
+        assert t.settings["clue_kinds"] == [c.kind for _, c in clues] and t.budget == 100
+
+
+def test_every_answer_is_unique_and_every_single_clue_is_weak(corpus_docs: list, corpus_tasks: list,
+                                                              corpus_hidden: dict) -> None:
+    brute = BruteForce(corpus_docs)
+    cache: dict[Clue, set[str]] = {}
+    low = config.params("corpus.min_clue_matches")
+    for t in corpus_tasks[:: max(1, len(corpus_tasks) // 60)]:  # a spread sample keeps the test fast
+        answer = corpus_hidden[t.task_id]["answer"]
+        sets = [cache.setdefault(c, brute.fits(c)) for _, c in clues_of(t.objective)]
+        assert set.intersection(*sets) == {answer}, t.task_id
+        assert all(len(s) >= low for s in sets), t.task_id
+
+
+def test_evidence_documents_are_distinct_and_show_their_clue(corpus_docs: list, corpus_tasks: list,
+                                                            corpus_hidden: dict) -> None:
+    by_id = {d.id: d for d in corpus_docs}
+    for t in corpus_tasks:
+        hidden = corpus_hidden[t.task_id]
+        evidence = hidden["evidence"]
+        assert len(set(evidence.values())) == len(evidence) == t.settings["n_clues"]
+        for cid, clue in clues_of(t.objective):
+            doc = by_id[evidence[cid]]
+            target = hidden["answer"].rsplit(".", 1)[0] if clue.kind == "module" else hidden["answer"]
+            if clue.kind == "module":
+                target = MODULE_TITLE.match(base_title(doc.title)).group(1)
+                assert hidden["answer"].startswith(target + ".")
+            assert supports(clue, doc.title, doc.text, target), (t.task_id, cid)
+        for negative in hidden["hard_negatives"]:
+            assert negative["entity"] != hidden["answer"] and negative["misses"] in evidence
+
+
+def test_no_question_names_its_answer(corpus_tasks: list, corpus_hidden: dict) -> None:
+    for t in corpus_tasks:
+        answer = corpus_hidden[t.task_id]["answer"]
+        text = t.objective.lower()
+        assert answer.lower() not in text
+        assert not re.search(rf"(?<!\w){re.escape(short_name(answer).lower())}(?!\w)", text), t.task_id
+
+
+def test_manifest_holds_no_answer_or_evidence(corpus_tasks: list, corpus_hidden: dict) -> None:
+    manifest = (config.MANIFESTS / "corpus.jsonl").read_text()
+    assert '"evidence"' not in manifest and "hard_negatives" not in manifest
+    sample = list(corpus_hidden.values())[:50]
+    assert not any(h["evidence"]["clue:1"] in manifest for h in sample)
+
+
+@pytest.mark.parametrize("text", ['a docstring document of it uses the words "alpha" and "beta"',
+                                  'its signature has a parameter named "timeout"',
+                                  'it is defined in the module whose docstring begins "Some module."',
+                                  "a flask changelog item of a release from 2019 names it in code",
+                                  'the pytest documentation page titled "How to use fixtures" names it in code'])
+def test_clue_texts_parse_back(text: str) -> None:
+    clue = parse_clue(text)
+    assert clue is not None and clue.text() == text
