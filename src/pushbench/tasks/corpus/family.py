@@ -39,6 +39,16 @@ def objective_text(clues: list[str], top_k: int, budget: int) -> str:
     return OBJECTIVE.format(clues=lines, top_k=top_k, budget=budget)
 
 
+def interleave(questions: list[Any]) -> list[Any]:
+    """Questions in turns of clue count (4, 3, 2, 4, ...), so any prefix of the manifest mixes them."""
+    groups: dict[int, list[Any]] = {}
+    for q in questions:
+        groups.setdefault(len(q.clues), []).append(q)
+    order = sorted(groups, reverse=True)
+    return [q for rank in range(max(map(len, groups.values()), default=0))
+            for n in order if rank < len(groups[n]) for q in [groups[n][rank]]]
+
+
 class CorpusFamily:
     name = "corpus"
     mind = "corpus"  # SimLM's mind for these tools (pushbench.registry.MINDS)
@@ -53,14 +63,14 @@ class CorpusFamily:
         index = index_for(corpus_path(), docs)
         seed = int(params.get("seed", config.params("seed")))
         tasks = []
-        for i, q in enumerate(generate(docs, index, params, seed, objective_text([], 5, 100)), 1):
+        for i, q in enumerate(interleave(generate(docs, index, params, seed, objective_text([], 5, 100))), 1):
             clues = [o.clue.text() for o in q.clues]
             kinds = [o.clue.kind for o in q.clues]
             budget = int(params["budget"])
             objective = objective_text(clues, int(params["top_k"]), budget)
             if names_answer(objective, q.entity):
                 raise AssertionError(f"question {i} names its answer")
-            task_id = f"corpus-c{len(clues)}-{i:03d}"
+            task_id = f"corpus-{i:03d}-c{len(clues)}"
             settings = {"clues": clues, "clue_kinds": kinds, "n_clues": len(clues),
                         "page_chars": params["page_chars"], "snippet_chars": params["snippet_chars"],
                         "top_k": params["top_k"]}
