@@ -25,7 +25,7 @@ def test_the_mind_imports_nothing_that_opens_answers() -> None:
     tree = ast.parse(Path(corpus_mind.__file__).read_text())
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    allowed = ("__future__", "re", "typing", "numpy", "pushbench.guidance", "pushbench.policies.",
+    allowed = ("__future__", "json", "re", "typing", "numpy", "pushbench.guidance", "pushbench.policies.",
                "pushbench.tasks.corpus.reader")
     assert modules and all(m.startswith(allowed) for m in modules), modules
 
@@ -39,8 +39,23 @@ def test_first_moves_come_from_the_clue_text(corpus_family: Any, corpus_tasks: l
     args = json.loads(turn.call.arguments)
     quote = next(c for c in task.settings["clues"] if c.startswith("it is defined in the module"))
     assert turn.call.name == "search" and args["query"] in quote
+    assert args["requirement"] == f"clue:{task.settings['clue_kinds'].index('module') + 1}"
     again = SimLM("sim/perfect").act(messages, env.schemas(), seed=7)
     assert again.message == turn.message  # deterministic in (profile, seed, messages)
+
+
+def test_a_refused_repeat_counts_as_done(corpus_family: Any, corpus_tasks: list) -> None:
+    from pushbench.guidance import REPEATED
+    from pushbench.policies.base import tool_call_message
+
+    task = next(t for t in corpus_tasks if "module" in t.settings["clue_kinds"])
+    tools = corpus_family.environment(task).schemas()
+    messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": task.objective}]
+    first = SimLM("sim/perfect").act(messages, tools, seed=3)
+    messages += [tool_call_message("search", first.call.arguments, "call_0"),
+                 {"role": "tool", "tool_call_id": "call_0", "content": REPEATED}]
+    second = SimLM("sim/perfect").act(messages, tools, seed=3)
+    assert second.call.name == "search" and second.call.arguments != first.call.arguments
 
 
 def test_cli_grid_perfect_solves_and_profiles_differ(tmp_path: Path) -> None:

@@ -15,32 +15,39 @@ from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITL
 
 
 class BruteForce:
-    """Which entities a clue fits, by applying ``reader.supports`` to every candidate document."""
+    """Which entities a clue fits, by applying ``reader.supports`` to every document that could show
+    it (the prefilters are necessary conditions of ``supports``, only there for speed)."""
 
     def __init__(self, docs: list[Any]):
-        self.kinds: dict[str, list[Any]] = defaultdict(list)
-        for d in docs:
-            self.kinds[d.kind].append(d)
+        self.docstrings = [(d, d.text.lower()) for d in docs if d.kind == "docstring"]
+        self.modules = [d for d in docs if d.kind == "module"]
         self.entity_module = {d.meta["name"]: d.meta["module"] for d in docs if d.kind == "docstring"}
         self.by_short: dict[tuple[str, str], set[str]] = defaultdict(set)
         for d in docs:
             if d.kind == "docstring":
                 self.by_short[(d.project, short_name(d.meta["name"]))].add(d.meta["name"])
+        self.titled: dict[tuple[str, str, str], list[tuple[Any, set[str]]]] = defaultdict(list)
+        for d in docs:
+            title = base_title(d.title)
+            if d.kind == "changelog" and (m := CHANGELOG_TITLE.match(title)):
+                self.titled[("changelog", m.group(1), m.group(3))].append((d, named(d.text)))
+            elif d.kind == "docs" and (m := DOCS_TITLE.match(title)):
+                self.titled[("page", m.group(1), m.group(2))].append((d, named(d.text)))
 
     def fits(self, clue: Clue) -> set[str]:
         out: set[str] = set()
-        kind = {"terms": "docstring", "param": "docstring", "module": "module", "changelog": "changelog",
-                "page": "docs"}[clue.kind]
-        for d in self.kinds[kind]:
-            title = base_title(d.title)
-            if clue.kind in ("terms", "param") and d.kind == "docstring":
-                if supports(clue, d.title, d.text, d.meta["name"]):
+        if clue.kind in ("terms", "param"):
+            for d, low in self.docstrings:
+                if clue.a in low and clue.b in low and supports(clue, d.title, d.text, d.meta["name"]):
                     out.add(d.meta["name"])
-            elif clue.kind == "module" and (m := MODULE_TITLE.match(title)):
-                if supports(clue, d.title, d.text, m.group(1)):
-                    out |= {n for n, mod in self.entity_module.items() if mod == m.group(1)}
-            elif clue.kind in ("changelog", "page") and (CHANGELOG_TITLE if clue.kind == "changelog" else DOCS_TITLE).match(title):
-                for ident in named(d.text):
+        elif clue.kind == "module":
+            for d in self.modules:
+                name = MODULE_TITLE.match(base_title(d.title)).group(1)
+                if supports(clue, d.title, d.text, name):
+                    out |= {n for n, mod in self.entity_module.items() if mod == name}
+        else:
+            for d, idents in self.titled[(clue.kind, clue.a, clue.b)]:
+                for ident in idents:
                     out |= {n for n in self.by_short.get((d.project, ident), ()) if supports(clue, d.title, d.text, n)}
         return out
 
@@ -66,7 +73,7 @@ def test_every_answer_is_unique_and_every_single_clue_is_weak(corpus_docs: list,
     brute = BruteForce(corpus_docs)
     cache: dict[Clue, set[str]] = {}
     low = config.params("corpus.min_clue_matches")
-    for t in corpus_tasks[:: max(1, len(corpus_tasks) // 60)]:  # a spread sample keeps the test fast
+    for t in corpus_tasks:
         answer = corpus_hidden[t.task_id]["answer"]
         sets = [cache.setdefault(c, brute.fits(c)) for _, c in clues_of(t.objective)]
         assert set.intersection(*sets) == {answer}, t.task_id

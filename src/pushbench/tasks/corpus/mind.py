@@ -12,7 +12,8 @@ it saw and the documents it opened. Then:
    open the candidate's docstring document, or run the clue's search for it and open the hits whose
    title fits the clue. A per-clue reader (``reader.supports``, with the profile's false positives
    and negatives, fixed per clue, document and candidate) decides each opened document;
-4. it answers once a candidate meets every clue it recalls now (a forgotten clue goes unchecked:
+4. each search and open names the clue it works on (the `requirement` argument), so every
+   memory gets the same origins; it answers once a candidate meets every clue it recalls now (a forgotten clue goes unchecked:
    hard negatives win there), with a confidence from the share of all clues it has seen met.
 
 Forgetting a query or an opened document makes it search or open again (repeated work); a
@@ -22,6 +23,7 @@ profile's ``follow_guidance``: the repeated call counts as done.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -35,7 +37,7 @@ from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
 from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, DOCSTRING_TITLE, MODULE_TITLE,
                                            Clue, base_title, clue_query, parse_clue, supports)
 
-CLUE, QUERY, HIT, DOC, REPEAT = range(5)
+CLUE, QUERY, HIT, DOC = range(4)
 _SEARCH = re.compile(r'^search "(.*)": (?:top \d+ documents|no documents match)')
 _HIT = re.compile(r"^\[(\d+)\] (d[0-9a-f]{10}) \| (.+)$")
 _DOC = re.compile(r"^document (d[0-9a-f]{10}) \| (.+) \| page (\d+) of (\d+)$")
@@ -51,6 +53,8 @@ class CorpusMind(Mind):
             for call in message.get("tool_calls") or []:
                 if call.get("function", {}).get("name") in MEMORY_TOOLS:
                     state["memory_turns"] = state.get("memory_turns", 0) + 1
+                else:
+                    state["last_call"] = call.get("function", {})
             return
         if role == "user" and "clues" not in state:
             clues = [(m.group(1), parse_clue(m.group(2))) for line in content.splitlines()
@@ -78,7 +82,21 @@ class CorpusMind(Mind):
                 docs.setdefault(m.group(2), {"title": m.group(3), "snippet": snippet})
                 facts.add(HIT, offset, step, m.group(2), int(m.group(1)))
             elif line.strip() == REPEATED and stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
-                facts.add(REPEAT, offset, step, "")
+                self._repeated(state.get("last_call") or {}, offset, step)
+
+    def _repeated(self, call: dict[str, Any], offset: int, step: int) -> None:
+        """A controller refused an exact repeat: the call counts as done (its result is above)."""
+        try:
+            args = json.loads(call.get("arguments") or "{}")
+        except (json.JSONDecodeError, TypeError):
+            return
+        if not isinstance(args, dict):
+            return
+        if call.get("name") == "search" and isinstance(args.get("query"), str):
+            self.reader.facts.add(QUERY, offset, step, args["query"].strip())
+        elif call.get("name") == "get_document" and args.get("doc_id") in self.reader.state.get("docs", {}):
+            if self.reader.state["docs"][args["doc_id"]].get("pages"):
+                self.reader.facts.add(DOC, offset, step, args["doc_id"])
 
     # --- beliefs -----------------------------------------------------------------------------
     def _recalled(self, step: int) -> dict[int, list[str]]:
@@ -145,6 +163,7 @@ class Plan:
 
     def __init__(self, mind: CorpusMind, clues: dict[str, Clue], seen: dict[int, list[str]], step: int):
         self.mind, self.clues, self.step = mind, clues, step
+        self.ids = {clue: cid for cid, clue in clues.items()}  # calls name the clue they work on
         self.docs = mind.reader.state.get("docs", {})
         self.queries = set(seen[QUERY])
         self.hits = [d for d in seen[HIT] if d in self.docs]
@@ -161,11 +180,11 @@ class Plan:
                 return m.group(1)
         return None
 
-    def _search(self, query: str) -> tuple[str, dict[str, Any]] | None:
-        return None if query in self.queries else ("search", {"query": query})
+    def _search(self, query: str, clue: Clue) -> tuple[str, dict[str, Any]] | None:
+        return None if query in self.queries else ("search", {"query": query, "requirement": self.ids[clue]})
 
-    def _open(self, doc_id: str) -> tuple[str, dict[str, Any]]:
-        return "get_document", {"doc_id": doc_id}
+    def _open(self, doc_id: str, clue: Clue) -> tuple[str, dict[str, Any]]:
+        return "get_document", {"doc_id": doc_id, "requirement": self.ids[clue]}
 
     def candidates(self) -> list[str]:
         names = []
@@ -201,9 +220,9 @@ class Plan:
         fitting = [d for d in self.hits if self.mind._fits_title(clue, self.docs[d]["title"], candidate)]
         unopened = [d for d in fitting if d not in self.opened]
         if unopened:
-            return self._open(unopened[0])
+            return self._open(unopened[0], clue)
         if query not in self.queries:
-            return self._search(query)
+            return self._search(query, clue)
         return False
 
     def next_action(self) -> tuple[str, Any] | None:
@@ -212,12 +231,12 @@ class Plan:
             unopened = [d for d in self.hits if MODULE_TITLE.match(base_title(self.docs[d]["title"]))
                         and d not in self.opened]
             if unopened:
-                return self._open(unopened[0])
-            if (search := self._search(clue_query(module_clue))) is not None:
+                return self._open(unopened[0], module_clue)
+            if (search := self._search(clue_query(module_clue), module_clue)) is not None:
                 return search
         heads = [c for c in self.clues.values() if c.kind in ("terms", "param")]
         for head in heads:
-            if (search := self._search(clue_query(head, None, self.module))) is not None:
+            if (search := self._search(clue_query(head, None, self.module), head)) is not None:
                 return search
         for candidate in self.candidates():
             results = [self.check(clue, candidate) for clue in self._order()]
