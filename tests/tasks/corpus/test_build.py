@@ -61,3 +61,11 @@ def test_headings_items_and_chunks() -> None:
     parts = chunk(long, 100)
     assert len(parts) > 5 and all(count_tokens(p) <= 100 for p in parts)
     assert "".join(parts).replace("\n", "") == long.replace("\n", "")
+
+
+def test_adding_a_snapshot_grows_the_corpus_and_keeps_every_earlier_document() -> None:
+    alone = build_corpus(requests_params())
+    grown = build_corpus({**requests_params(), "projects": ["requests", "flask"]})
+    assert len(grown) > len(alone)
+    assert [d.row() for d in grown[: len(alone)]] == [d.row() for d in alone]  # same ids, same bytes
+    assert {d.project for d in grown[len(alone):]} == {"flask"}
