@@ -23,3 +23,8 @@ def test_other_names_and_empty_answers_do_not(given: str) -> None:
 def test_normalise_is_idempotent() -> None:
     once = normalise(" `Flask.App.Route()` ")
     assert once == "flask.app.route" and normalise(once) == once
+
+
+def test_release_answers() -> None:
+    assert matches("Flask v2.0.1", "flask 2.0.1") and matches(" `pytest 8.3.3` ", "pytest 8.3.3")
+    assert not matches("flask 2.0", "flask 2.0.1") and not matches("2.0.1", "flask 2.0.1")

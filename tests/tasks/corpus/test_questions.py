@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pushbench import config
-from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, MODULE_TITLE, Clue, base_title,
-                                           named, parse_clue, short_name, supports)
+from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, MODULE_TITLE, RELEASE_KINDS, Clue,
+                                           base_title, named, parse_clue, release_of, short_name, supports)
 
 
 class BruteForce:
@@ -20,6 +20,7 @@ class BruteForce:
 
     def __init__(self, docs: list[Any]):
         self.docstrings = [(d, d.text.lower()) for d in docs if d.kind == "docstring"]
+        self.items = [(d, d.text.lower(), release_of(d.title)) for d in docs if d.kind == "changelog" and release_of(d.title)]
         self.modules = [d for d in docs if d.kind == "module"]
         self.entity_module = {d.meta["name"]: d.meta["module"] for d in docs if d.kind == "docstring"}
         self.by_short: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -40,6 +41,10 @@ class BruteForce:
             for d, low in self.docstrings:
                 if clue.a in low and clue.b in low and supports(clue, d.title, d.text, d.meta["name"]):
                     out.add(d.meta["name"])
+        elif clue.kind in RELEASE_KINDS:
+            for d, low, release in self.items:
+                if clue.a.lower() in low and clue.b in low and supports(clue, d.title, d.text, release):
+                    out.add(release)
         elif clue.kind == "module":
             for d in self.modules:
                 name = MODULE_TITLE.match(base_title(d.title)).group(1)
@@ -66,6 +71,8 @@ def test_there_are_at_least_300_questions_with_2_to_4_clues(corpus_tasks: list) 
         clues = clues_of(t.objective)
         assert [cid for cid, _ in clues] == [f"clue:{k}" for k in range(1, len(clues) + 1)]
         assert t.settings["clue_kinds"] == [c.kind for _, c in clues] and t.budget == 100
+        assert (t.settings["entity"] == "release") == all(c.kind in RELEASE_KINDS for _, c in clues)
+    assert {t.settings["entity"] for t in corpus_tasks} == {"api", "release"}
 
 
 def test_every_answer_is_unique_and_every_single_clue_is_weak(corpus_docs: list, corpus_tasks: list,
@@ -103,7 +110,8 @@ def test_no_question_names_its_answer(corpus_tasks: list, corpus_hidden: dict) -
         answer = corpus_hidden[t.task_id]["answer"]
         text = t.objective.lower()
         assert answer.lower() not in text
-        assert not re.search(rf"(?<!\w){re.escape(short_name(answer).lower())}(?!\w)", text), t.task_id
+        short = answer.split(" ", 1)[1] if t.settings["entity"] == "release" else short_name(answer)
+        assert not re.search(rf"(?<![\w.]){re.escape(short.lower())}(?!\w)", text), t.task_id
 
 
 def test_manifest_holds_no_answer_or_evidence(corpus_tasks: list, corpus_hidden: dict) -> None:
@@ -117,7 +125,9 @@ def test_manifest_holds_no_answer_or_evidence(corpus_tasks: list, corpus_hidden:
                                   'its signature has a parameter named "timeout"',
                                   'it is defined in the module whose docstring begins "Some module."',
                                   "a flask changelog item of a release from 2019 names it in code",
-                                  'the pytest documentation page titled "How to use fixtures" names it in code'])
+                                  'the pytest documentation page titled "How to use fixtures" names it in code',
+                                  'one of its changelog items uses the words "proxy" and "header"',
+                                  'one of its changelog items names "send_file" in code'])
 def test_clue_texts_parse_back(text: str) -> None:
     clue = parse_clue(text)
     assert clue is not None and clue.text() == text

@@ -3,7 +3,7 @@
 The canonical answer is the dotted name its docstring document's title shows, e.g.
 ``requests.sessions.Session.request``. Normalising: Unicode NFKC, surrounding whitespace, quotes and
 backticks dropped, a trailing call ``()`` dropped, internal whitespace removed around dots and
-otherwise collapsed to one space, and lower case. So ```Session.request()``` and
+otherwise collapsed to one space, a ``v`` before a version number dropped, and lower case. So ```Session.request()``` and
 ``session.request`` are the same answer; ``requests.Session.request`` (another dotted path) is not.
 """
 
@@ -19,6 +19,7 @@ def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", str(text)).strip().strip(_EDGE)
     text = re.sub(r"\(\s*\)$", "", text).strip(_EDGE)
     text = re.sub(r"\s*\.\s*", ".", text)
+    text = re.sub(r"(?<![\w.])v(?=\d)", "", text, flags=re.I)  # "flask v2.0.1" is "flask 2.0.1"
     return re.sub(r"\s+", " ", text).lower()
 
 

@@ -28,22 +28,39 @@ OBJECTIVE = (
     "You have {budget} actions.")
 
 
+RELEASE_OBJECTIVE = (
+    "Find the one release of requests, flask or pytest that meets every clue below; each clue is shown "
+    "by a different changelog item of the corpus.\n{clues}\n"
+    "Use search(query) to find documents (the top {top_k}, each with its id, title and the start of its "
+    "text), get_document(doc_id, page) to read one, and answer(text, confidence) once, which ends the "
+    "episode: the project and version exactly as its changelog item titles show them (like "
+    "project 1.2.3), and your confidence from 0 to 1 that it is right. You have {budget} actions.")
+
+
 def corpus_path() -> Path:
     from pushbench.tasks.corpus.build import CORPUS_DIR, DOCUMENTS
 
     return CORPUS_DIR / DOCUMENTS
 
 
-def objective_text(clues: list[str], top_k: int, budget: int) -> str:
+def objective_text(clues: list[str], top_k: int, budget: int, entity: str = "api") -> str:
     lines = "\n".join(f"- clue:{k}: {text}" for k, text in enumerate(clues, 1))
-    return OBJECTIVE.format(clues=lines, top_k=top_k, budget=budget)
+    template = RELEASE_OBJECTIVE if entity == "release" else OBJECTIVE
+    return template.format(clues=lines, top_k=top_k, budget=budget)
+
+
+def entity_kind(question: Any) -> str:
+    from pushbench.tasks.corpus.releases import Release
+
+    return "release" if isinstance(question.entity, Release) else "api"
 
 
 def interleave(questions: list[Any]) -> list[Any]:
-    """Questions in turns of clue count (4, 3, 2, 4, ...), so any prefix of the manifest mixes them."""
-    groups: dict[int, list[Any]] = {}
+    """Questions in turns of clue count and entity kind (4 api, 4 release, 3 api, ...), so any prefix
+    of the manifest mixes them."""
+    groups: dict[tuple[int, str], list[Any]] = {}
     for q in questions:
-        groups.setdefault(len(q.clues), []).append(q)
+        groups.setdefault((len(q.clues), entity_kind(q)), []).append(q)
     order = sorted(groups, reverse=True)
     return [q for rank in range(max(map(len, groups.values()), default=0))
             for n in order if rank < len(groups[n]) for q in [groups[n][rank]]]
@@ -57,21 +74,25 @@ class CorpusFamily:
         """Questions over the built corpus (``snapshot_root`` is unused: the corpus stage read it)."""
         from pushbench.tasks.corpus.build import read_corpus
         from pushbench.tasks.corpus.index import index_for
-        from pushbench.tasks.corpus.questions import generate, names_answer
+        from pushbench.tasks.corpus.questions import generate
+        from pushbench.tasks.corpus.questions import names_answer
+        from pushbench.tasks.corpus.releases import names_release
 
         docs = read_corpus(corpus_path())
         index = index_for(corpus_path(), docs)
         seed = int(params.get("seed", config.params("seed")))
         tasks = []
-        for i, q in enumerate(interleave(generate(docs, index, params, seed, objective_text([], 5, 100))), 1):
+        made = generate(docs, index, params, seed, objective_text([], 5, 100), objective_text([], 5, 100, "release"))
+        for i, q in enumerate(interleave(made), 1):
             clues = [o.clue.text() for o in q.clues]
             kinds = [o.clue.kind for o in q.clues]
             budget = int(params["budget"])
-            objective = objective_text(clues, int(params["top_k"]), budget)
-            if names_answer(objective, q.entity):
+            entity = entity_kind(q)
+            objective = objective_text(clues, int(params["top_k"]), budget, entity)
+            if names_release(objective, q.entity) if entity == "release" else names_answer(objective, q.entity):
                 raise AssertionError(f"question {i} names its answer")
             task_id = f"corpus-{i:03d}-c{len(clues)}"
-            settings = {"clues": clues, "clue_kinds": kinds, "n_clues": len(clues),
+            settings = {"entity": entity, "clues": clues, "clue_kinds": kinds, "n_clues": len(clues),
                         "page_chars": params["page_chars"], "snippet_chars": params["snippet_chars"],
                         "top_k": params["top_k"]}
             spec = TaskSpec(task_id=task_id, family="corpus", repo="+".join(params["projects"]),

@@ -34,8 +34,9 @@ from pushbench.policies.base import Turn, text_message, tool_call_message, turn_
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
-from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, DOCSTRING_TITLE, MODULE_TITLE,
-                                           Clue, base_title, clue_query, parse_clue, supports)
+from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, DOCSTRING_TITLE, HEAD_KINDS,
+                                           MODULE_TITLE, RELEASE_KINDS, Clue, base_title, clue_query, parse_clue,
+                                           release_of, supports, year_of)
 
 CLUE, QUERY, HIT, DOC = range(4)
 _SEARCH = re.compile(r'^search "(.*)": (?:top \d+ documents|no documents match)')
@@ -60,6 +61,7 @@ class CorpusMind(Mind):
             clues = [(m.group(1), parse_clue(m.group(2))) for line in content.splitlines()
                      if (m := CLUE_LINE.match(line))]
             state["clues"] = {cid: clue for cid, clue in clues if clue}
+            state["release"] = content.startswith("Find the one release")
             for cid in state["clues"]:
                 facts.add(CLUE, offset, step, cid)
             return
@@ -123,6 +125,8 @@ class CorpusMind(Mind):
         title = base_title(title)
         if clue.kind in ("terms", "param"):
             return bool((m := DOCSTRING_TITLE.match(title)) and m.group(1) == candidate)
+        if clue.kind in RELEASE_KINDS:
+            return release_of(title) == candidate
         if clue.kind == "module":
             return bool(MODULE_TITLE.match(title))
         if clue.kind == "changelog":
@@ -187,12 +191,19 @@ class Plan:
         return "get_document", {"doc_id": doc_id, "requirement": self.ids[clue]}
 
     def candidates(self) -> list[str]:
-        names = []
+        names: list[str] = []
+        release = self.mind.reader.state.get("release")
         for doc_id in self.hits:
-            m = DOCSTRING_TITLE.match(base_title(self.docs[doc_id]["title"]))
-            if m and m.group(1) not in names:
-                names.append(m.group(1))
+            title = base_title(self.docs[doc_id]["title"])
+            m = DOCSTRING_TITLE.match(title)
+            name = release_of(title) if release else (m.group(1) if m else None)
+            if name and name not in names:
+                names.append(name)
         return names
+
+    def candidate_year(self, candidate: str) -> str | None:
+        return next((year_of(self.docs[d]["title"]) for d in self.hits + sorted(self.opened)
+                     if release_of(self.docs[d]["title"]) == candidate), None)
 
     def candidate_module(self, candidate: str) -> str | None:
         for doc_id in self.hits + sorted(self.opened):
@@ -216,7 +227,8 @@ class Plan:
             return True
         if clue.kind == "module":
             return False if self.module else None
-        query = clue_query(clue, candidate, self.module)
+        anchor = self.candidate_year(candidate) if clue.kind in RELEASE_KINDS else self.module
+        query = clue_query(clue, candidate, anchor)
         fitting = [d for d in self.hits if self.mind._fits_title(clue, self.docs[d]["title"], candidate)]
         unopened = [d for d in fitting if d not in self.opened]
         if unopened:
@@ -234,7 +246,7 @@ class Plan:
                 return self._open(unopened[0], module_clue)
             if (search := self._search(clue_query(module_clue), module_clue)) is not None:
                 return search
-        heads = [c for c in self.clues.values() if c.kind in ("terms", "param")]
+        heads = [c for c in self.clues.values() if c.kind in HEAD_KINDS]
         for head in heads:
             if (search := self._search(clue_query(head, None, self.module), head)) is not None:
                 return search
@@ -249,7 +261,7 @@ class Plan:
 
     def _order(self) -> list[Clue]:
         """Cheap checks first: the candidate's own document, its module, then searched clues."""
-        rank = {"terms": 0, "param": 0, "module": 1, "changelog": 2, "page": 3}
+        rank = {"terms": 0, "param": 0, "item_terms": 0, "item_names": 0, "module": 1, "changelog": 2, "page": 3}
         return sorted(self.clues.values(), key=lambda c: rank[c.kind])
 
     def best_candidate(self) -> str | None:

@@ -179,26 +179,41 @@ def hard_negatives(clues: list[Option], e: Entity, limit: int) -> list[dict[str,
 
 
 def generate(docs: list[Document], index: CorpusIndex, params: dict[str, Any], seed: int,
-             boilerplate: str = "") -> list[Question]:
-    """Questions in a fixed order; ``boilerplate`` is the question's fixed wording, which must not
-    name an answer either."""
+             boilerplate: str = "", release_boilerplate: str = "") -> list[Question]:
+    """API questions, then release questions, in a fixed order; the boilerplates are the questions'
+    fixed wording, which must not name an answer either."""
     cat = Catalogue(docs)
     rng = random.Random(seed)
     names = sorted(n for n in cat.entities if not names_answer(boilerplate, cat.entities[n]))
     rng.shuffle(names)
     counts = sorted((int(c) for c in params["clue_counts"]), reverse=True)
-    per_count = int(params["questions"]) // len(counts)
+    questions = _fill(names, counts, int(params["questions"]) // len(counts),
+                      lambda name, n: compose(cat, index, cat.entities[name], n, params,
+                                              random.Random(f"{seed}:{name}:{n}")))
+    from pushbench.tasks.corpus.releases import ReleaseCatalogue, compose_release, names_release
+
+    rel = ReleaseCatalogue(docs, STOP)
+    releases = sorted(n for n in rel.releases if not names_release(release_boilerplate, rel.releases[n]))
+    rng.shuffle(releases)
+
+    def release_question(name: str, n: int) -> Question | None:
+        made = compose_release(rel, index, rel.releases[name], n, params, random.Random(f"{seed}:{name}:{n}"))
+        return Question(rel.releases[name], made[0], made[1]) if made else None  # type: ignore[arg-type]
+
+    return questions + _fill(releases, counts, int(params["release_questions"]) // len(counts), release_question)
+
+
+def _fill(names: list[str], counts: list[int], per_count: int, make: Any) -> list[Question]:
+    """Up to ``per_count`` questions per clue count, the most demanding count first (fewer entities
+    have enough usable clues for it); an entity answers at most one question."""
     questions: list[Question] = []
     used: set[str] = set()
-    for n in counts:  # the most demanding first: fewer entities have 3-4 usable anchors
+    for n in counts:
         made = 0
         for name in names:
             if made >= per_count:
                 break
-            if name in used:
-                continue
-            q = compose(cat, index, cat.entities[name], n, params, random.Random(f"{seed}:{name}:{n}"))
-            if q:
+            if name not in used and (q := make(name, n)):
                 questions.append(q)
                 used.add(name)
                 made += 1

@@ -36,7 +36,11 @@ TEMPLATES = {
     "module": 'it is defined in the module whose docstring begins "{a}"',
     "changelog": "a {a} changelog item of a release from {b} names it in code",
     "page": 'the {a} documentation page titled "{b}" names it in code',
+    "item_terms": 'one of its changelog items uses the words "{a}" and "{b}"',
+    "item_names": 'one of its changelog items names "{a}" in code',
 }
+RELEASE_KINDS = ("item_terms", "item_names")  # clues about a release (answer: "project version")
+HEAD_KINDS = ("terms", "param", *RELEASE_KINDS)  # clues searched first, without a candidate
 _PARSE = {kind: re.compile("^" + re.escape(t).replace(r"\{a\}", "(.+?)").replace(r"\{b\}", "(.+?)") + "$")
           for kind, t in TEMPLATES.items()}
 CLUE_LINE = re.compile(r"^- (clue:\d+): (.+)$")
@@ -113,7 +117,20 @@ def supports(clue: Clue, title: str, text: str, candidate: str) -> bool:
     if clue.kind == "page":
         m = DOCS_TITLE.match(title)
         return bool(m and m.group(1) == clue.a and m.group(2) == clue.b and short in named(text))
+    if clue.kind in RELEASE_KINDS and release_of(title) == candidate:
+        return clue.a in named(text) if clue.kind == "item_names" else {clue.a, clue.b} <= words(text)
     return False
+
+
+def release_of(title: str) -> str | None:
+    """``flask 2.0.1`` for a changelog item of that release."""
+    m = CHANGELOG_TITLE.match(base_title(title))
+    return f"{m.group(1)} {m.group(2)}" if m else None
+
+
+def year_of(title: str) -> str | None:
+    m = CHANGELOG_TITLE.match(base_title(title))
+    return m.group(3) if m else None
 
 
 def module_of(text: str) -> str | None:
@@ -124,7 +141,13 @@ def module_of(text: str) -> str | None:
 
 def clue_query(clue: Clue, candidate: str | None = None, module: str | None = None) -> str:
     """The search a careful agent runs for a clue: the clue's own words, plus the candidate's
-    name (or the module found so far) where the clue is about a named thing."""
+    name (or the module found so far) where the clue is about a named thing. For a release clue
+    ``module`` is the candidate release's year, as its changelog titles show it."""
+    if clue.kind in RELEASE_KINDS:
+        body = f"{clue.a} {clue.b}" if clue.kind == "item_terms" else clue.a
+        if candidate is None:
+            return f"{body} changelog"
+        return f"{candidate.split()[0]} {body} changelog {module or ''}".strip()
     if clue.kind == "module":
         return clue.a
     if clue.kind in ("terms", "param"):
