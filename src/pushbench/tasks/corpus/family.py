@@ -1,9 +1,9 @@
-"""Corpus research (a BrowseComp-Plus analogue): name the one API object of the pinned snapshots
-that meets 2-4 clues, each shown by a different document of a fixed corpus, with search(query),
-get_document(doc_id, page) and answer(text, confidence).
+"""Corpus research (a BrowseComp-Plus analogue): name the one API object (or release) of the pinned
+snapshots that meets 2-4 clues, each shown by a different document of a fixed corpus, with
+search(query), get_document(doc_id, page) and answer(text, confidence).
 
 The corpus is the DVC stage ``corpus`` (``build.py``: ``data/corpus/documents.jsonl``); the
-questions come from ``questions.py`` (uniqueness proven there). Answers, evidence documents and
+questions come from ``questions.py`` and ``releases.py`` (uniqueness proven there). Answers, evidence documents and
 hard negatives go to ``data/hidden/corpus/`` only.
 """
 
