@@ -131,3 +131,21 @@ def test_manifest_holds_no_answer_or_evidence(corpus_tasks: list, corpus_hidden:
 def test_clue_texts_parse_back(text: str) -> None:
     clue = parse_clue(text)
     assert clue is not None and clue.text() == text
+
+
+def test_generation_is_deterministic_on_a_small_corpus() -> None:
+    from pushbench.tasks.corpus.build import build_corpus
+    from pushbench.tasks.corpus.index import CorpusIndex
+    from pushbench.tasks.corpus.questions import generate
+
+    params = {**config.params("corpus"), "projects": ["requests"], "questions": 30, "release_questions": 15}
+    docs = build_corpus(params)
+    index = CorpusIndex(docs)
+
+    def made(seed: int) -> list[tuple]:
+        return [(q.entity.name, tuple(o.clue.text() for o in q.clues), tuple(o.evidence for o in q.clues))
+                for q in generate(docs, index, params, seed)]
+
+    first = made(5)
+    assert first == made(5) and first != made(6)
+    assert len(first) >= 20 and any(" " in name for name, _, _ in first)  # API and release answers
