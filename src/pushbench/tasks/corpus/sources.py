@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-DOC_SUFFIXES = (".rst", ".md")
 _UNDERLINE = re.compile(r"^([=\-~^*+#`'\"])\1{2,}\s*$")
 _MD_HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _ITEM = re.compile(r"^(\s{0,3})[-*]\s+")
