@@ -357,6 +357,7 @@ def envs(tmp_path_factory: pytest.TempPathFactory, dataops_tasks, dataops_data, 
         "rows": lambda: get_family("rows").environment(rows_task, hidden_root=rows_root / "hidden"),
         "dataops": dataops,
         "swe": swe,
+        "corpus": lambda: get_family("corpus").environment(load_tasks("corpus")[0]),
     }
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PUSHBENCH_SWE_TEST_CACHE", str(tmp_path_factory.mktemp("swe-cache")))  # a test run once

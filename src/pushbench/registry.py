@@ -82,6 +82,7 @@ FAMILIES = Registry("task family", {
     "dataops": "pushbench.tasks.dataops.family:DataOpsFamily",
     "swe": "pushbench.tasks.swe.family:SweFamily",
     "rows": "pushbench.tasks.rows.family:RowsFamily",  # the worked example family
+    "corpus": "pushbench.tasks.corpus.family:CorpusFamily",
 })
 
 CONTROLLERS = Registry("controller", {
@@ -127,4 +128,6 @@ MINDS = Registry("SimLM mind", {
     "swe": Entry("pushbench.tasks.swe.mind:SweMind",
                  meta={"tools": frozenset({"list_units", "read_file", "search_files", "edit", "run_tests",
                                            "submit", "status", "final"})}),
+    "corpus": Entry("pushbench.tasks.corpus.mind:CorpusMind",
+                    meta={"tools": frozenset({"search", "get_document", "answer"})}),
 })

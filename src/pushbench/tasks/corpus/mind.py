@@ -1,0 +1,269 @@
+"""SimLM on the corpus family: it knows a fact only from a search hit or a document it recalls.
+
+Every step it rebuilds its beliefs from the facts it recalls (bounded attention, ``attention.py``):
+the clues of the question (each a fact at the objective's position), the queries it ran, the hits
+it saw and the documents it opened. Then:
+
+1. an unresolved ``module`` clue is searched by its quote; the module is known once a module
+   document it opened shows the quote;
+2. the head clue (``terms``/``param``) is searched with the module found so far; every docstring
+   hit it recalls is a candidate, in order of appearance;
+3. for the first candidate not yet ruled out, each recalled clue it has not settled is checked:
+   open the candidate's docstring document, or run the clue's search for it and open the hits whose
+   title fits the clue. A per-clue reader (``reader.supports``, with the profile's false positives
+   and negatives, fixed per clue, document and candidate) decides each opened document;
+4. each search and open names the clue it works on (the `requirement` argument), so every
+   memory gets the same origins; it answers once a candidate meets every clue it recalls now (a forgotten clue goes unchecked:
+   hard negatives win there), with a confidence from the share of all clues it has seen met.
+
+Forgetting a query or an opened document makes it search or open again (repeated work); a
+controller's "repeats your previous call" notice (``guidance.REPEATED``) is followed with the
+profile's ``follow_guidance``: the repeated call counts as done.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+
+from pushbench.guidance import REPEATED
+from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
+from pushbench.policies.sim.attention import recalled_mask, stable_uniform
+from pushbench.policies.sim.memory import ContextReader, Mind
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
+from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, DOCSTRING_TITLE, HEAD_KINDS,
+                                           MODULE_TITLE, RELEASE_KINDS, Clue, base_title, clue_query, parse_clue,
+                                           release_of, supports, year_of)
+
+CLUE, QUERY, HIT, DOC = range(4)
+_SEARCH = re.compile(r'^search "(.*)": (?:top \d+ documents|no documents match)')
+_HIT = re.compile(r"^\[(\d+)\] (d[0-9a-f]{10}) \| (.+)$")
+_DOC = re.compile(r"^document (d[0-9a-f]{10}) \| (.+) \| page (\d+) of (\d+)$")
+_MODULE_IN = re.compile(r"(?:^|\s)module: (\S+)")
+
+
+class CorpusMind(Mind):
+    # --- reading ---------------------------------------------------------------------------
+    def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
+        role, facts, state = message.get("role"), reader.facts, reader.state
+        content = str(message.get("content") or "")
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                if call.get("function", {}).get("name") in MEMORY_TOOLS:
+                    state["memory_turns"] = state.get("memory_turns", 0) + 1
+                else:
+                    state["last_call"] = call.get("function", {})
+            return
+        if role == "user" and "clues" not in state:
+            clues = [(m.group(1), parse_clue(m.group(2))) for line in content.splitlines()
+                     if (m := CLUE_LINE.match(line))]
+            state["clues"] = {cid: clue for cid, clue in clues if clue}
+            state["release"] = content.startswith("Find the one release")
+            for cid in state["clues"]:
+                facts.add(CLUE, offset, step, cid)
+            return
+        if role != "tool":
+            return
+        docs: dict[str, dict[str, Any]] = state.setdefault("docs", {})
+        lines = content.splitlines()
+        if lines and (m := _DOC.match(lines[0])):
+            entry = docs.setdefault(m.group(1), {"title": m.group(2), "snippet": ""})
+            entry.setdefault("pages", {})[int(m.group(3))] = "\n".join(lines[1:])
+            entry["n_pages"] = int(m.group(4))
+            facts.add(DOC, offset, step, m.group(1))
+        query = None
+        for i, line in enumerate(lines):
+            if m := _SEARCH.match(line):
+                query = m.group(1)
+                facts.add(QUERY, offset, step, query)
+            elif (m := _HIT.match(line)) and query is not None:
+                snippet = lines[i + 1].strip() if i + 1 < len(lines) else ""
+                docs.setdefault(m.group(2), {"title": m.group(3), "snippet": snippet})
+                facts.add(HIT, offset, step, m.group(2), int(m.group(1)))
+            elif line.strip() == REPEATED and stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
+                self._repeated(state.get("last_call") or {}, offset, step)
+
+    def _repeated(self, call: dict[str, Any], offset: int, step: int) -> None:
+        """A controller refused an exact repeat: the call counts as done (its result is above)."""
+        try:
+            args = json.loads(call.get("arguments") or "{}")
+        except (json.JSONDecodeError, TypeError):
+            return
+        if not isinstance(args, dict):
+            return
+        if call.get("name") == "search" and isinstance(args.get("query"), str):
+            self.reader.facts.add(QUERY, offset, step, args["query"].strip())
+        elif call.get("name") == "get_document" and args.get("doc_id") in self.reader.state.get("docs", {}):
+            if self.reader.state["docs"][args["doc_id"]].get("pages"):
+                self.reader.facts.add(DOC, offset, step, args["doc_id"])
+
+    # --- beliefs -----------------------------------------------------------------------------
+    def _recalled(self, step: int) -> dict[int, list[str]]:
+        facts = self.reader.facts
+        mask = recalled_mask(self.profile, facts.array("offset"), self.reader.total_tokens, self.seed, step)
+        kind, key = facts.array("kind"), facts.array("key")
+        out: dict[int, list[str]] = {k: [] for k in (CLUE, QUERY, HIT, DOC)}
+        for i in np.flatnonzero(mask):
+            if int(kind[i]) in out:
+                out[int(kind[i])].append(facts.names[int(key[i])])
+        return {k: list(dict.fromkeys(v)) for k, v in out.items()}
+
+    def _reads(self, clue: Clue, doc_id: str, candidate: str) -> bool:
+        """The noisy reader's verdict on an opened document (fixed per clue, document and candidate)."""
+        entry = self.reader.state["docs"][doc_id]
+        text = "\n".join(entry.get("pages", {}).get(p, "") for p in sorted(entry.get("pages", {})))
+        truth = supports(clue, entry["title"], text, candidate)
+        draw = stable_uniform(self.seed, "read", clue.kind, clue.a, clue.b, doc_id, candidate)
+        return draw >= self.profile.false_negative if truth else draw < self.profile.false_positive
+
+    @staticmethod
+    def _fits_title(clue: Clue, title: str, candidate: str) -> bool:
+        """Could a document with this title show the clue for the candidate? (what is worth opening)"""
+        title = base_title(title)
+        if clue.kind in ("terms", "param"):
+            return bool((m := DOCSTRING_TITLE.match(title)) and m.group(1) == candidate)
+        if clue.kind in RELEASE_KINDS:
+            return release_of(title) == candidate
+        if clue.kind == "module":
+            return bool(MODULE_TITLE.match(title))
+        if clue.kind == "changelog":
+            return bool((m := CHANGELOG_TITLE.match(title)) and (m.group(1), m.group(3)) == (clue.a, clue.b))
+        return bool((m := DOCS_TITLE.match(title)) and (m.group(1), m.group(2)) == (clue.a, clue.b))
+
+    # --- deciding --------------------------------------------------------------------------
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        self.reader.update(messages, tools)
+        state = self.reader.state
+        step = self.reader.assistant_turns - state.get("memory_turns", 0)
+        clues: dict[str, Clue] = state.get("clues") or {}
+        if not clues:
+            return Turn(text_message("I cannot tell what the question asks for."), None)
+        seen = self._recalled(step)
+        known = {cid: clues[cid] for cid in seen[CLUE]}
+        plan = Plan(self, known, seen, step)
+        action = plan.next_action()
+        call_id = f"call_{step}"
+        if action is None:
+            best = plan.best_candidate()
+            if best is None:
+                return Turn(text_message("I could not find an object that fits the clues."), None)
+            return self._answer(best, plan, clues, call_id)
+        if action[0] == "answer":
+            return self._answer(action[1], plan, clues, call_id)
+        name, args = action
+        return turn_from_message(tool_call_message(name, args, call_id))
+
+    def _answer(self, candidate: str, plan: "Plan", clues: dict[str, Clue], call_id: str) -> Turn:
+        met = sum(1 for clue in clues.values() if plan.met(clue, candidate))
+        confidence = round(0.3 + 0.7 * met / len(clues), 2) if self.profile.false_negative else 1.0
+        return turn_from_message(tool_call_message("answer", {"text": candidate, "confidence": confidence}, call_id))
+
+
+class Plan:
+    """One step's beliefs and the next action they call for."""
+
+    def __init__(self, mind: CorpusMind, clues: dict[str, Clue], seen: dict[int, list[str]], step: int):
+        self.mind, self.clues, self.step = mind, clues, step
+        self.ids = {clue: cid for cid, clue in clues.items()}  # calls name the clue they work on
+        self.docs = mind.reader.state.get("docs", {})
+        self.queries = set(seen[QUERY])
+        self.hits = [d for d in seen[HIT] if d in self.docs]
+        self.opened = {d for d in seen[DOC] if d in self.docs}
+        self.module = self._module()
+
+    def _module(self) -> str | None:
+        clue = next((c for c in self.clues.values() if c.kind == "module"), None)
+        if clue is None:
+            return None
+        for doc_id in sorted(self.opened):
+            m = MODULE_TITLE.match(base_title(self.docs[doc_id]["title"]))
+            if m and self.mind._reads(clue, doc_id, m.group(1)):
+                return m.group(1)
+        return None
+
+    def _search(self, query: str, clue: Clue) -> tuple[str, dict[str, Any]] | None:
+        return None if query in self.queries else ("search", {"query": query, "requirement": self.ids[clue]})
+
+    def _open(self, doc_id: str, clue: Clue) -> tuple[str, dict[str, Any]]:
+        return "get_document", {"doc_id": doc_id, "requirement": self.ids[clue]}
+
+    def candidates(self) -> list[str]:
+        names: list[str] = []
+        release = self.mind.reader.state.get("release")
+        for doc_id in self.hits:
+            title = base_title(self.docs[doc_id]["title"])
+            m = DOCSTRING_TITLE.match(title)
+            name = release_of(title) if release else (m.group(1) if m else None)
+            if name and name not in names:
+                names.append(name)
+        return names
+
+    def candidate_year(self, candidate: str) -> str | None:
+        return next((year_of(self.docs[d]["title"]) for d in self.hits + sorted(self.opened)
+                     if release_of(self.docs[d]["title"]) == candidate), None)
+
+    def candidate_module(self, candidate: str) -> str | None:
+        for doc_id in self.hits + sorted(self.opened):
+            entry = self.docs[doc_id]
+            m = DOCSTRING_TITLE.match(base_title(entry["title"]))
+            if m and m.group(1) == candidate:
+                found = _MODULE_IN.search(" ".join(entry.get("pages", {}).values()) or entry["snippet"])
+                if found:
+                    return found.group(1)
+        return None
+
+    def met(self, clue: Clue, candidate: str) -> bool:
+        if clue.kind == "module":
+            return self.module is not None and self.candidate_module(candidate) == self.module
+        return any(self.mind._reads(clue, d, candidate) for d in sorted(self.opened)
+                   if self.mind._fits_title(clue, self.docs[d]["title"], candidate))
+
+    def check(self, clue: Clue, candidate: str) -> tuple[str, Any] | None | bool:
+        """The next action to settle ``clue`` for ``candidate``; True if met, False if ruled out."""
+        if self.met(clue, candidate):
+            return True
+        if clue.kind == "module":
+            return False if self.module else None
+        anchor = self.candidate_year(candidate) if clue.kind in RELEASE_KINDS else self.module
+        query = clue_query(clue, candidate, anchor)
+        fitting = [d for d in self.hits if self.mind._fits_title(clue, self.docs[d]["title"], candidate)]
+        unopened = [d for d in fitting if d not in self.opened]
+        if unopened:
+            return self._open(unopened[0], clue)
+        if query not in self.queries:
+            return self._search(query, clue)
+        return False
+
+    def next_action(self) -> tuple[str, Any] | None:
+        module_clue = next((c for c in self.clues.values() if c.kind == "module"), None)
+        if module_clue is not None and self.module is None:
+            unopened = [d for d in self.hits if MODULE_TITLE.match(base_title(self.docs[d]["title"]))
+                        and d not in self.opened]
+            if unopened:
+                return self._open(unopened[0], module_clue)
+            if (search := self._search(clue_query(module_clue), module_clue)) is not None:
+                return search
+        heads = [c for c in self.clues.values() if c.kind in HEAD_KINDS]
+        for head in heads:
+            if (search := self._search(clue_query(head, None, self.module), head)) is not None:
+                return search
+        for candidate in self.candidates():
+            results = [self.check(clue, candidate) for clue in self._order()]
+            if all(r is True for r in results):
+                return "answer", candidate
+            if any(r is False for r in results):
+                continue
+            return next(r for r in results if r is not True)
+        return None
+
+    def _order(self) -> list[Clue]:
+        """Cheap checks first: the candidate's own document, its module, then searched clues."""
+        rank = {"terms": 0, "param": 0, "item_terms": 0, "item_names": 0, "module": 1, "changelog": 2, "page": 3}
+        return sorted(self.clues.values(), key=lambda c: rank[c.kind])
+
+    def best_candidate(self) -> str | None:
+        scored = [(sum(self.met(c, n) for c in self.clues.values()), -i, n) for i, n in enumerate(self.candidates())]
+        return max(scored)[2] if scored and max(scored)[0] > 0 else None
