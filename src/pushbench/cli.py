@@ -98,7 +98,9 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         request_timeout: float = typer.Option(60.0, help="Seconds per HTTP attempt of openai/* models."),
         concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
-        cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses).")) -> None:
+        cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses)."),
+        executor: Optional[str] = typer.Option(None, help="local (worker processes) or ray (Ray tasks on $RAY_ADDRESS, "
+                                               "else a local instance); default run.executor in params.yaml.")) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
     from pushbench.runner import Grid, run_grid
     from pushbench.scoring import load_episodes, score_run, summarize
@@ -108,7 +110,17 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
     grid = Grid(family, _split(controller), _split(model), _split(memory), _split(backend), seeds,
                 [int(t) for t in _split(target)] if target else None, limit, int(config.params("seed")))
     options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir}
-    run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
+    from pushbench.runner.ray_exec import RayExecutorError, check_executor, default_executor
+
+    try:
+        executor = check_executor(executor) if executor else default_executor()
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
+    try:
+        run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency, executor=executor)
+    except RayExecutorError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
     _print_table(summarize(load_episodes(score_run(out))))
 
 

@@ -23,6 +23,7 @@ from pushbench.policies import is_api_model
 from pushbench.runner.episode import VERIFIED, run_episode
 from pushbench.runner.files import read_done, sort_jsonl
 from pushbench.runner.grid import EpisodeSpec, Grid
+from pushbench.runner.ray_exec import check_executor, iter_ray_rows
 from pushbench.tasks.base import TaskSpec
 
 
@@ -33,11 +34,13 @@ def _worker(job: tuple[EpisodeSpec, TaskSpec, int, str, bool]) -> dict[str, Any]
 
 def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
              manifest_root: Path | None = None, policy_options: dict[str, Any] | None = None,
-             concurrency: int = 8, wall_time: bool = True) -> Path:
+             concurrency: int = 8, wall_time: bool = True, executor: str = "local") -> Path:
     """SimLM episodes run in ``workers`` processes; API models (``openai/*``) run as async tasks,
     at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``).
     ``wall_time=False`` keeps wall-clock seconds out of the traces (the DVC stages: same bytes on
-    every machine). Returns ``OUT/episodes.jsonl``."""
+    every machine). ``executor="ray"`` runs the episodes as Ray tasks instead (``ray_exec``).
+    Returns ``OUT/episodes.jsonl``."""
+    check_executor(executor)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "episodes.jsonl"
     done = read_done(path)
@@ -52,7 +55,8 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
         successes = 0
         local = [job for job in jobs if not is_api_model(job[0].model)]
         remote = [job for job in jobs if is_api_model(job[0].model)]
-        results = chain(_results(local, workers), iter_async(remote, concurrency, policy_options or {}))
+        results = chain(_results(local, workers), iter_async(remote, concurrency, policy_options or {})) \
+            if executor == "local" else iter_ray_rows(jobs, workers, concurrency, policy_options or {})
         for i, row in enumerate(results, 1):
             successes += bool(row.pop(VERIFIED, False))
             sink.write(json.dumps(row, sort_keys=True) + "\n")
