@@ -260,7 +260,7 @@ def _error_episode(spec: EpisodeSpec, task: TaskSpec, scratch: Scratch, events: 
                              f"its project root; run `pushbench snapshots fetch` there (docs/ray.md)") from None
     write_trace(scratch.traces, spec.episode_id,
                 {"episode_id": spec.episode_id, "objective": task.objective, "messages": [], "events": events,
-                 "error": _traceback(err)})
+                 "error": _traceback(err).replace(str(config.ROOT) + os.sep, "")})  # no absolute path
     return {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
             "llm_calls": 0, "input_tokens": 0, "output_tokens": 0, VERIFIED: False}
 
