@@ -191,3 +191,47 @@ def _lines(path: Path) -> int:
         return path.read_bytes().count(b"\n")
     except FileNotFoundError:
         return 0
+
+
+@pytest.fixture(scope="module")
+def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pushbench serve-sim`` on a free loopback port (SimLM behind the OpenAI chat API)."""
+    import socket
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tmp_path_factory.mktemp("serve-sim") / "log"
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "pushbench.cli", "serve-sim", "--host", "127.0.0.1",
+                                 "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT)
+    url, deadline = f"http://127.0.0.1:{port}/v1", time.monotonic() + 90
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                if httpx.get(url + "/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"serve-sim did not start: {log.read_text()[-1000:]}")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_api_models_run_in_async_actors(cluster: str, sim_server: str, tmp_path: Path) -> None:
+    tasks = [t for t in load_tasks("reposcan") if t.repo == "requests"][:2]
+    write_manifest(tmp_path / "m" / "reposcan.jsonl", tasks)
+    grid = Grid("reposcan", ["standard", "stateqgp"], ["openai/sim-base"], ["full"], ["native"], 1, None, None, SEED)
+    options = {"base_url": sim_server, "request_timeout": 30, "cache": False}
+    kw = dict(progress=False, wall_time=False, manifest_root=tmp_path / "m", policy_options=options, concurrency=2)
+    run_grid(grid, tmp_path / "local", workers=2, **kw)
+    run_grid(grid, tmp_path / "ray", workers=2, executor="ray", **kw)  # 2 actors x 2 episodes in flight
+    assert folder_bytes(tmp_path / "ray") == folder_bytes(tmp_path / "local")
+    rows = [json.loads(line) for line in (tmp_path / "ray" / "episodes.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(r["llm_calls"] > 0 and r["input_tokens"] > 0 for r in rows)
