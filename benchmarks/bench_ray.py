@@ -1,9 +1,10 @@
 """Episodes per second of the local and the Ray executor on the same grid, and Ray's cost per episode.
 
 The grid: the first 12 RepoScan tasks (6 flask, 6 requests) x standard/stateqgp x sim/mini x 2
-seeds = 48 episodes, on 2 workers each way. Ray runs on a local instance with 2 CPUs: once cold
-(new worker processes import the package and build their search index, as the local pool's forked
-workers do) and once warm (the same workers, a new run folder). Also timed: starting the local
+seeds = 48 episodes, on 2 workers each way, each executor cold and warm. Local cold: forked
+workers build their own search indexes (what one `pushbench run` does); warm: the parent built
+them before forking. Ray runs on a local instance with 2 CPUs: cold (new worker processes import
+the package and build their indexes), then warm (the same workers, a new run folder). Also timed: starting the local
 instance, and one empty Ray task with the episode's arguments and a result the size of a trace,
 round trip (the executor's fixed cost per episode). Both executors' episodes.jsonl must be equal.
 
@@ -22,7 +23,7 @@ from pushbench import config
 from pushbench.runner import Grid, run_grid
 from pushbench.runner import ray_exec
 from pushbench.runner.grid import EpisodeSpec
-from pushbench.tasks import load_tasks
+from pushbench.tasks import get_family, load_tasks
 
 WORKERS = 2
 GRID = Grid("reposcan", ["standard", "stateqgp"], ["sim/mini"], ["full"], ["native"], 2, None, 12,
@@ -58,7 +59,10 @@ def main() -> None:
     n = len(GRID.episodes())
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        local = timed_run(root / "local", "local")
+        local_cold = timed_run(root / "local", "local")
+        for task in {t.repo: t for t in GRID.tasks()}.values():  # the parent's search indexes, for forked workers
+            get_family("reposcan").environment(task)
+        local = timed_run(root / "local-warm", "local")
         start = time.perf_counter()
         with ray_exec.ray_session(WORKERS) as ray:
             started = time.perf_counter() - start
@@ -66,10 +70,11 @@ def main() -> None:
             warm = timed_run(root / "ray-warm", "ray")
             noop = round_trip_ms(ray)
         expected = (root / "local" / "episodes.jsonl").read_bytes()
-        assert all((root / r / "episodes.jsonl").read_bytes() == expected for r in ("ray-cold", "ray-warm"))
+        assert all((root / r / "episodes.jsonl").read_bytes() == expected for r in ("local-warm", "ray-cold", "ray-warm"))
     print(json.dumps({
         "episodes": n, "workers": WORKERS,
-        "local_episodes_per_s": round(n / local, 2),
+        "local_cold_episodes_per_s": round(n / local_cold, 2),
+        "local_warm_episodes_per_s": round(n / local, 2),
         "ray_cold_episodes_per_s": round(n / cold, 2),
         "ray_warm_episodes_per_s": round(n / warm, 2),
         "ray_start_s": round(started, 2),

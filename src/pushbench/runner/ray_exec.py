@@ -107,24 +107,28 @@ def iter_ray_rows(jobs: list[tuple], workers: int, concurrency: int,
     if not jobs:
         return
     with ray_session(workers) as ray:
-        submit = _submitter(ray, jobs, workers, concurrency, policy_options)
-        window = 2 * max(1, int(ray.cluster_resources().get("CPU", 1))) + \
-            (max(1, workers) * max(1, concurrency) if any(is_api_model(j[0].model) for j in jobs) else 0)
+        submit, actors = _submitter(ray, jobs, workers, concurrency, policy_options)
+        window = 2 * max(1, int(ray.cluster_resources().get("CPU", 1))) + max(1, concurrency) * len(actors)
         queue, pending = list(reversed(jobs)), {}
-        while queue or pending:
-            while queue and len(pending) < window:
-                job = queue.pop()
-                pending[submit(job)] = job
-            [ref], _ = ray.wait(list(pending), num_returns=1)
-            job = pending.pop(ref)
-            row, trace = _result(ray, ref, job[0])
-            _write_bytes(Path(job[3]) / trace_name(row["episode_id"]), trace)
-            yield row
+        try:
+            while queue or pending:
+                while queue and len(pending) < window:
+                    job = queue.pop()
+                    pending[submit(job)] = job
+                [ref], _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(ref)
+                row, trace = _result(ray, ref, job[0])
+                _write_bytes(Path(job[3]) / trace_name(row["episode_id"]), trace)
+                yield row
+        finally:
+            for actor in actors:  # on a cluster that outlives this run too
+                ray.kill(actor)
 
 
 def _submitter(ray: Any, jobs: list[tuple], workers: int, concurrency: int,
-               policy_options: dict[str, Any]) -> Callable[[tuple], Any]:
-    """A function submitting one job: a task for SimLM, a method call of an async actor for API models."""
+               policy_options: dict[str, Any]) -> tuple[Callable[[tuple], Any], list[Any]]:
+    """A function submitting one job (a task for SimLM, a method call of an async actor for API
+    models), and the actors."""
     hidden = {key: ray.put(_hidden_bytes(*key)) for key in {(j[1].family, j[1].task_id) for j in jobs}}
     pinned = _pinned_snapshots()
     task = ray.remote(_episode_task).options(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)
@@ -143,7 +147,7 @@ def _submitter(ray: Any, jobs: list[tuple], workers: int, concurrency: int,
             return actors[next(turn) % len(actors)].episode.remote(*args)
         return task.remote(*args)
 
-    return submit
+    return submit, actors
 
 
 def _result(ray: Any, ref: Any, spec: EpisodeSpec) -> tuple[dict[str, Any], bytes]:
@@ -190,9 +194,11 @@ class Scratch:
     """A node-local folder for one episode: its trace, its task's answers, a langgraph checkpoint."""
 
     def __init__(self, run_key: str, spec: EpisodeSpec, task: TaskSpec, hidden: bytes | None):
-        base = Path(tempfile.gettempdir()) / f"pushbench-ray-{os.getuid()}" / run_key
+        top = Path(tempfile.gettempdir()) / f"pushbench-ray-{os.getuid()}"
+        top.mkdir(mode=0o700, exist_ok=True)  # the answers pass through here: private to this user
+        base = top / run_key
         self.traces = base / "traces"
-        self.traces.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.traces.mkdir(parents=True, exist_ok=True)
         self.name = trace_name(spec.episode_id)
         self.answers = base / "hidden" / self.name.removesuffix(".json.gz")
         self.options: dict[str, Any] = {}
