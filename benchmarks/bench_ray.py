@@ -78,7 +78,7 @@ def main() -> None:
         "ray_cold_episodes_per_s": round(n / cold, 2),
         "ray_warm_episodes_per_s": round(n / warm, 2),
         "ray_start_s": round(started, 2),
-        "ray_overhead_ms_per_episode_warm": round(1000 * (warm - local) / n, 1),
+        "ray_minus_local_ms_per_episode_warm": round(1000 * (warm - local) / n, 1),
         "ray_empty_task_round_trip_ms": round(noop, 2),
     }, indent=1))
 
