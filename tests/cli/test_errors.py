@@ -40,6 +40,7 @@ BAD = [
     ("run", ["--limit", "0", "--out", "{tmp}/o"], "--limit must be at least 1"),
     ("run", ["--seeds", "x", "--out", "{tmp}/o"], "Invalid value for '--seeds'"),
     ("run", [], "Missing option '--out'"),
+    ("run", ["--executor", "nope", "--out", "{tmp}/o"], "nope"),
     ("run", ["--out", "{tmp}/o", "--format", "html"], "Invalid value for '--format'"),
     ("score", ["{tmp}/none"], "no episodes at"),
     ("summarize", ["{tmp}/none"], "no episodes at"),

@@ -60,6 +60,8 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
         cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses)."),
+        executor: Optional[str] = typer.Option(None, help="local (worker processes) or ray (Ray tasks on $RAY_ADDRESS, "
+                                               "else a local instance); default run.executor in params.yaml."),
         fmt: TableFormat = FORMAT_OPTION) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
     need_root()
@@ -76,7 +78,16 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         resolve_options(**options)
     except ValueError as err:
         raise UserError(str(err)) from None
-    run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency)
+    from pushbench.runner.ray_exec import RayExecutorError, check_executor, default_executor
+
+    try:
+        executor = check_executor(executor) if executor else default_executor()
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    try:
+        run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency, executor=executor)
+    except RayExecutorError as err:
+        raise UserError(str(err)) from None
     print_table(summarize(load_episodes(score_run(out))), fmt)
 
 

@@ -26,9 +26,10 @@ from pushbench.tasks.base import TaskSpec
 
 
 async def arun_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None,
-                       policy_options: dict[str, Any], wall_time: bool = True) -> dict[str, Any]:
+                       policy_options: dict[str, Any], wall_time: bool = True,
+                       env_options: dict[str, Any] | None = None) -> dict[str, Any]:
     started = time.perf_counter() if wall_time else None
-    env = get_family(spec.family).environment(task)
+    env = get_family(spec.family).environment(task, **(env_options or {}))
     policy = make_policy(spec.model, **policy_options)
     controller, memory = CONTROLLERS.make(spec.controller), MEMORIES.make(spec.memory)
     seed, async_loop = spec.policy_seed(master_seed), BACKENDS.entry(spec.backend).meta.get("async")

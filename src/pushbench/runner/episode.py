@@ -22,9 +22,11 @@ VERIFIED = "_verified"  # a worker's row carries this for the progress bar; it i
 
 
 def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None = None,
-                policy_options: dict[str, Any] | None = None, wall_time: bool = True) -> dict[str, Any]:
+                policy_options: dict[str, Any] | None = None, wall_time: bool = True,
+                env_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``env_options``: keyword arguments of the family's ``environment`` (the Ray executor's roots)."""
     started = time.perf_counter() if wall_time else None
-    env = get_family(spec.family).environment(task)
+    env = get_family(spec.family).environment(task, **(env_options or {}))
     policy = make_policy(spec.model, **(policy_options or {}))
     run = BACKENDS.load(spec.backend)(env, policy, CONTROLLERS.make(spec.controller), MEMORIES.make(spec.memory),
                                       spec.policy_seed(master_seed), **backend_options(spec, trace_dir))

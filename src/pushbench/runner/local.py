@@ -26,6 +26,7 @@ from pushbench.runner.checks import check_grid
 from pushbench.runner.files import read_done, sort_jsonl
 from pushbench.runner.lock import run_lock
 from pushbench.runner.grid import EpisodeSpec, Grid
+from pushbench.runner.ray_exec import check_executor, iter_ray_rows
 from pushbench.tasks.base import TaskSpec
 
 
@@ -36,21 +37,24 @@ def _worker(job: tuple[EpisodeSpec, TaskSpec, int, str, bool]) -> dict[str, Any]
 
 def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
              manifest_root: Path | None = None, policy_options: dict[str, Any] | None = None,
-             concurrency: int = 8, wall_time: bool = True) -> Path:
+             concurrency: int = 8, wall_time: bool = True, executor: str = "local") -> Path:
     """SimLM episodes run in ``workers`` processes; API models (``openai/*``) run as async tasks,
     at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``).
     ``wall_time=False`` keeps wall-clock seconds out of the traces (the DVC stages: same bytes on
-    every machine). Returns ``OUT/episodes.jsonl``."""
+    every machine). ``executor="ray"`` runs the episodes as Ray tasks instead (``ray_exec``).
+    Returns ``OUT/episodes.jsonl``."""
+    check_executor(executor)
     tasks = {t.task_id: t for t in check_grid(grid, manifest_root)}  # nothing is written for a bad grid
     with run_lock(out):
         path = out / "episodes.jsonl"
-        _append(grid, tasks, path, read_done(path), workers, progress, policy_options, concurrency, wall_time)
+        _append(grid, tasks, path, read_done(path), workers, progress, policy_options, concurrency, wall_time,
+                executor)
         sort_jsonl(path)  # sorted, and one row per episode id (also removes an older run's duplicates)
     return path
 
 
 def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], workers: int, progress: bool,
-            policy_options: dict[str, Any] | None, concurrency: int, wall_time: bool) -> None:
+            policy_options: dict[str, Any] | None, concurrency: int, wall_time: bool, executor: str) -> None:
     out = path.parent
     todo = [s for s in grid.episodes_of(list(tasks.values())) if s.episode_id not in done]
     # one backend after the other: SimLM acts the same on every backend, so the second backend's
@@ -62,7 +66,8 @@ def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], 
         successes = 0
         local = [job for job in jobs if not is_api_model(job[0].model)]
         remote = [job for job in jobs if is_api_model(job[0].model)]
-        results = chain(_results(local, workers), iter_async(remote, concurrency, policy_options or {}))
+        results = chain(_results(local, workers), iter_async(remote, concurrency, policy_options or {})) \
+            if executor == "local" else iter_ray_rows(jobs, workers, concurrency, policy_options or {})
         for i, row in enumerate(results, 1):
             successes += bool(row.pop(VERIFIED, False))
             sink.write(json.dumps(row, sort_keys=True) + "\n")
