@@ -95,7 +95,8 @@ CONTROLLERS = Registry("controller", {
                             {"name": "stateqgp-pages", "dedupe": False, "pages": True, "buffer": False}),
     "stateqgp-nobuffer": Entry("pushbench.controllers.stateqgp:StateQGPController",
                                {"name": "stateqgp-nobuffer", "dedupe": True, "pages": True, "buffer": False}),
-    "unitqgp": "pushbench.controllers.unitqgp:UnitQGPController",
+    "unitqgp": Entry("pushbench.controllers.unitqgp:UnitQGPController",
+                     meta={"families": ("dataops", "swe")}),  # it steers work units; the runner checks this
 })
 
 MEMORIES = Registry("memory", {

@@ -32,6 +32,7 @@ BAD = [
     ("run", ["--family", "nope", "--out", "{tmp}/o"], "unknown task family 'nope'; known: reposcan"),
     ("run", ["--family", "rows", "--out", "{tmp}/o"], "SimLM has no mind for family 'rows'"),
     ("run", ["--controller", "standard,nope", "--out", "{tmp}/o"], "unknown controller 'nope' in --controller; known:"),
+    ("run", ["--controller", "unitqgp", "--out", "{tmp}/o"], "controller 'unitqgp' works on the families dataops, swe, not 'reposcan'"),
     ("run", ["--memory", "nope", "--out", "{tmp}/o"], "unknown memory 'nope' in --memory; known: full"),
     ("run", ["--backend", "nope", "--out", "{tmp}/o"], "unknown backend 'nope' in --backend; known: native"),
     ("run", ["--model", "sim/nope", "--out", "{tmp}/o"], "unknown SimLM profile 'sim/nope'; known: sim/mini"),

@@ -102,6 +102,8 @@ class StateQGPController(Controller):
         return obs
 
     def _record_page(self, args: dict[str, Any], env: Any) -> list[str]:
+        if not hasattr(env, "search_index"):  # page memory needs a paged search (RepoScan's); none here
+            return []
         query, number = norm(args["query"]), args.get("page", 1)
         page = env.search_index.page(query, number)
         self.render_hits = env.render_hits  # the search family's own hit format

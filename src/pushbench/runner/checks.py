@@ -52,6 +52,10 @@ def check_grid(grid: Grid, manifest_root: Path | None = None) -> list[TaskSpec]:
     if grid.family not in FAMILIES:
         raise GridError(f"unknown task family {grid.family!r}; known: {', '.join(FAMILIES)}")
     _names("controller", "--controller", grid.controllers, CONTROLLERS)
+    for name in grid.controllers:
+        families = CONTROLLERS.entry(name).meta.get("families")
+        if families and grid.family not in families:
+            raise GridError(f"controller {name!r} works on the families {', '.join(families)}, not {grid.family!r}")
     _names("memory", "--memory", grid.memories, MEMORIES)
     _names("backend", "--backend", grid.backends, BACKENDS)
     if not grid.models:

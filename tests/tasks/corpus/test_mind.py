@@ -61,11 +61,13 @@ def test_a_refused_repeat_counts_as_done(corpus_family: Any, corpus_tasks: list)
 def test_cli_grid_perfect_solves_and_profiles_differ(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["run", "--family", "corpus", "--model", "sim/perfect,sim/mini",
-                                      "--memory", "full,memgpt", "--limit", "3", "--seeds", "1",
+                                      "--memory", "full,memgpt,acg", "--controller", "standard,stateqgp",
+                                      "--limit", "3", "--seeds", "1",
                                       "--no-progress", "--out", str(out)])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
-    assert len(rows) == 12
+    assert len(rows) == 36 and {r["memory"] for r in rows} == {"full", "memgpt", "acg"}
+    assert all(r["tool_failures"] == 0 for r in rows)  # stateqgp's page memory stays off (no paged search)
     perfect = [r for r in rows if r["model"] == "sim/perfect"]
     assert all(r["success"] and r["steps"] <= 100 and r["evidence_recall"] > 0 for r in perfect)
     assert all(r["answered"] is not None and "calibration_error" in r for r in rows)
