@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
-.PHONY: install test repro bench clean-venv
+.PHONY: install test repro bench fuzz clean-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -29,6 +29,11 @@ repro: install
 
 bench: install
 	$(PY) benchmarks/run_all.py
+
+fuzz: install  # the full fuzz profile (over 100,000 tool calls); prints the counts per family
+	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
+	test -f data/manifests/swe.jsonl || $(PY) -m pushbench.manifests
+	PUSHBENCH_FUZZ=full $(PY) -m pytest tests/fuzz
 
 clean-venv:
 	rm -rf $(VENV)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -31,13 +31,15 @@ settings.register_profile("pushbench-full", **COMMON)
 # (examples, most calls per example) per family and profile; an episode draws 1..most calls.
 SIZES = {
     "quick": {"reposcan": (40, 90), "rows": (40, 90), "dataops": (40, 90), "swe": (25, 60)},
-    "full": {"reposcan": (600, 110), "rows": (600, 110), "dataops": (600, 110), "swe": (200, 90)},
+    "full": {"reposcan": (800, 110), "rows": (800, 110), "dataops": (900, 110), "swe": (150, 90)},
 }
 
 
 def fuzz_settings(family: str) -> settings:
     examples, _ = SIZES["full" if FULL else "quick"][family]
-    return settings(settings.get_profile("pushbench-full" if FULL else "pushbench-quick"), max_examples=examples)
+    extra = {"phases": [Phase.explicit, Phase.generate]} if family == "swe" else {}  # shrinking test runs takes minutes
+    return settings(settings.get_profile("pushbench-full" if FULL else "pushbench-quick"), max_examples=examples,
+                    **extra)
 
 
 def max_calls(family: str) -> int:

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from pushbench import config
 from pushbench.tasks.base import TaskSpec
-from pushbench.tools.base import Observation, ToolCall
+from pushbench.tools.base import MAX_ARGUMENT_CHARS, Observation, ToolCall
 
 from fuzz_strategies import Pool, arguments, nested, tool_name
 
@@ -172,14 +172,21 @@ class Episode:
 FORBIDDEN = ("data/hidden", str(config.ROOT), str(config.HIDDEN.resolve()))
 
 
-def run_episode(data: st.DataObject, fuzz: FamilyFuzz, max_calls: int) -> None:
+def run_episode(data: st.DataObject, fuzz: FamilyFuzz, max_calls: int,
+                seeds: dict[str, tuple[str, ...]] | None = None) -> None:
     """Draw and execute up to ``max_calls`` calls, checking every invariant after each."""
     tally = TALLIES.setdefault(fuzz.family, Tally())
     real_budget = data.draw(st.integers(0, 5)) == 5  # else a budget the calls cannot exhaust
     n_calls = max_calls - data.draw(st.integers(0, max_calls - 1))  # long episodes are the common case
     env = fuzz.make_env(fuzz.task.budget if real_budget else n_calls + 5)
-    episode = Episode(seen_text=[fuzz.task.objective, *(u["title"] for u in fuzz.task.settings.get("units", []))])
+    # what the agent is given before any call: the objective, the backlog's titles, the tool schemas
+    shown = [fuzz.task.objective, *(u["title"] for u in fuzz.task.settings.get("units", [])),
+             json.dumps(env.schemas(), ensure_ascii=False), f"the limit is {MAX_ARGUMENT_CHARS}"]
+    episode = Episode(seen_text=shown)
     pool = Pool()
+    for kind, values in (seeds or {}).items():
+        for value in values:
+            pool.add(kind, value)
     names = sorted(env.tools)
     try:
         for _ in range(n_calls):
@@ -214,7 +221,7 @@ def step(env: Any, fuzz: FamilyFuzz, episode: Episode, pool: Pool, tally: Tally,
     args = parsed(call.arguments) if obs.ok else None
     episode.agent_text.append(args_text(call.arguments) + "\n" + call.name)
     check_leaks(env, fuzz, episode, call.name if not was_done else "", args, obs.text)
-    if obs.ok and call.name in fuzz.free_tools:
+    if obs.ok:
         fuzz.harvest(call.name, obs, pool)
     if obs.ok and call.name == "submit" and args is not None:
         episode.submitted.append(args)
@@ -236,7 +243,8 @@ def check_leaks(env: Any, fuzz: FamilyFuzz, episode: Episode, name: str, args: d
         assert bad not in text, f"observation names {bad!r}: {text[:300]!r}"
     for path in workspace_paths(env):
         assert path not in text, f"observation names the workspace path: {text[:300]!r}"
-    hits = fuzz.hits(env, name, args, text)
+    text = text.split("\n[The step budget of ", 1)[0]  # the budget note: public numbers
+    hits = [] if name == "status" else fuzz.hits(env, name, args, text)  # status: see check_status
     if not hits:
         return
     if name in fuzz.free_tools:
