@@ -30,8 +30,8 @@ settings.register_profile("pushbench-full", **COMMON)
 
 # (examples, most calls per example) per family and profile; an episode draws 1..most calls.
 SIZES = {
-    "quick": {"reposcan": (40, 90), "rows": (40, 90), "dataops": (40, 90), "swe": (25, 60)},
-    "full": {"reposcan": (800, 110), "rows": (800, 110), "dataops": (900, 110), "swe": (150, 90)},
+    "quick": {"reposcan": (40, 90), "rows": (40, 90), "dataops": (40, 90), "swe": (20, 60)},
+    "full": {"reposcan": (600, 110), "rows": (600, 110), "dataops": (700, 110), "swe": (120, 90)},
 }
 
 

@@ -93,6 +93,11 @@ RAW_ARGUMENTS = st.sampled_from((
 SHAPES = st.sampled_from(("valid", "valid", "valid", "valid", "valid", "near", "near", "near", "raw", "wrong"))
 
 
+NEW_TEXT = st.one_of(st.sampled_from(("", "x", "None", "0", "MIT", "1.0", "\n", "\t", "return None", "pass",
+                                       "raise SystemExit(1)", "import os; os.remove('x')")),
+                     st.text(st.characters(codec="utf-8"), max_size=20), LONG_TEXT)
+
+
 def mutate(value: str, how: str) -> str:
     """A plausible value, altered: traversed, made absolute, cut, padded, doubled, poisoned."""
     return {"prefix": "../" + value, "abs": "/" + value, "suffix": value + "\n", "cut": value[: len(value) // 2],

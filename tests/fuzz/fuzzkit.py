@@ -30,7 +30,7 @@ from pushbench import config
 from pushbench.tasks.base import TaskSpec
 from pushbench.tools.base import MAX_ARGUMENT_CHARS, Observation, ToolCall
 
-from fuzz_strategies import Pool, arguments, nested, tool_name
+from fuzz_strategies import ROLL, Pool, arguments, nested, tool_name
 
 PROFILE = os.environ.get("PUSHBENCH_FUZZ", "quick").lower()
 FULL = PROFILE == "full"
@@ -132,6 +132,11 @@ class FamilyFuzz:
     def workspace_gone(self, env: Any) -> bool:
         return True
 
+    def coherent_call(self, draw: Any, env: Any) -> ToolCall | None:
+        """A call a working agent would make (e.g. the repair a reader derives from the files), so the
+        accepting paths are fuzzed too; None when the family has none."""
+        return None
+
     def known_bug(self, name: str, arguments: Any) -> str | None:
         """A call that triggers a bug another part of the project is fixing (its reproducer is an
         xfail test); held back so the other invariants stay checked. None for every other call."""
@@ -190,14 +195,16 @@ def run_episode(data: st.DataObject, fuzz: FamilyFuzz, max_calls: int,
     names = sorted(env.tools)
     try:
         for _ in range(n_calls):
-            name = tool_name(data.draw, names, fuzz.weights)
-            spec = env.tools.get(name)
-            params = spec.parameters if spec else {"properties": {"page": {"type": "integer"}}}
-            raw = arguments(data.draw, params, pool, fuzz.kinds)
-            if fuzz.known_bug(name, raw):
+            call = fuzz.coherent_call(data.draw, env) if data.draw(ROLL) >= 85 and not env.done else None
+            if call is None:
+                name = tool_name(data.draw, names, fuzz.weights)
+                spec = env.tools.get(name)
+                params = spec.parameters if spec else {"properties": {"page": {"type": "integer"}}}
+                call = ToolCall(name, arguments(data.draw, params, pool, fuzz.kinds))
+            if fuzz.known_bug(call.name, call.arguments):
                 tally.held_back += 1
                 continue
-            step(env, fuzz, episode, pool, tally, ToolCall(name, raw))
+            step(env, fuzz, episode, pool, tally, call)
     finally:
         tally.episodes += 1
         tally.accepted += env.verifier.valid_count

@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 
 from pushbench import config
 from pushbench.tasks import get_family, load_tasks, manifest_path
-from pushbench.tools.base import Observation
+from pushbench.tools.base import Observation, ToolCall
 from pushbench.verifier import load_hidden
 
 from conftest import fuzz_settings, max_calls
-from fuzz_strategies import Pool
+from dataops_kit import reference_action
+from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
 from fuzzkit import known_parse_bug, run_episode
 from unitfuzz import UnitFuzz
 
@@ -67,6 +68,30 @@ class DataOpsFuzz(UnitFuzz):
             pool.add("line", line)
             if ": " in line:
                 pool.add("word", line.split(": ", 1)[1])
+
+    def coherent_call(self, draw: Any, env: Any) -> ToolCall | None:
+        """For one unit: the reader's reference answer or repair, an edit of one of its lines, or
+        its checker or submit."""
+        units = list(env.records)
+        unit = units[draw(INDEX) % len(units)]
+        roll = draw(ROLL)
+        if roll < 40:
+            try:
+                action = reference_action(env, unit)
+            except (ValueError, KeyError, OSError):
+                return None
+            if action[0] == "answer":
+                return ToolCall("answer", {"unit": unit, "value": action[1]})
+            return ToolCall("edit", {"unit": unit, "path": action[1], "old": action[2], "new": action[3]})
+        if roll < 70:
+            files = env.files_of(unit)
+            if not files:
+                return None
+            path = files[draw(INDEX) % len(files)]
+            lines = (env.unit_dir(unit) / path).read_text(encoding="utf-8").splitlines() or [""]
+            old = lines[draw(INDEX) % len(lines)]
+            return ToolCall("edit", {"unit": unit, "path": path, "old": old, "new": draw(NEW_TEXT)})
+        return ToolCall("run_checker" if roll < 85 else "submit", {"unit": unit})
 
     def workspace_gone(self, env: Any) -> bool:
         return not env.workspace.exists()

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from pushbench import config
 from pushbench.tasks import get_family, load_tasks, manifest_path
-from pushbench.tools.base import Observation
+from pushbench.tools.base import Observation, ToolCall
 from pushbench.verifier import load_hidden
 
 from conftest import fuzz_settings, max_calls
-from fuzz_strategies import Pool
+from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
 from fuzzkit import FULL, known_parse_bug, run_episode
 from test_fuzz_dataops import has_surrogate
 from unitfuzz import UnitFuzz
@@ -73,6 +73,23 @@ class SweFuzz(UnitFuzz):
             pool.add("line", line)
             if len(line.strip()) >= 4:
                 pool.add("query", line.strip()[:40])
+
+    def coherent_call(self, draw: Any, env: Any) -> ToolCall | None:
+        """For one unit: its reference repair (from the catalogue), an edit of a line of its file or of
+        one of its test files, or its test run or submit."""
+        units = list(env.records)
+        unit = units[draw(INDEX) % len(units)]
+        fault = env.faults[unit]
+        roll = draw(ROLL)
+        if roll < 35:
+            old, new = fault.fix_strings(env.workspace.read(fault.path))
+            return ToolCall("edit", {"unit": unit, "path": fault.path, "old": old, "new": new})
+        if roll < 80:
+            path = fault.path if roll < 60 else fault.tests[draw(INDEX) % len(fault.tests)].split("::")[0]
+            lines = env.workspace.read(path).split("\n")
+            old = lines[draw(INDEX) % len(lines)]
+            return ToolCall("edit", {"path": path, "old": old, "new": draw(NEW_TEXT), "unit": unit})
+        return ToolCall("run_tests" if roll < 90 else "submit", {"unit": unit})
 
     def workspace_gone(self, env: Any) -> bool:
         return env.workspace.closed and not env.workspace.base.exists()
