@@ -153,6 +153,12 @@ def known_parse_bug(arguments: Any) -> str | None:
     return None
 
 
+def has_surrogate(arguments: Any) -> bool:
+    """A lone surrogate in the arguments, as a character or as a JSON escape."""
+    text = arguments if isinstance(arguments, str) else repr(arguments)
+    return bool(re.search(r"[\ud800-\udfff]|\\ud[89a-f]", text, re.I))
+
+
 def _depth(value: Any) -> int:
     depth = 0
     while isinstance(value, (list, dict)) and value:

@@ -20,7 +20,7 @@ from pushbench.verifier import load_hidden
 from conftest import fuzz_settings, max_calls
 from dataops_kit import reference_action
 from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
-from fuzzkit import known_parse_bug, run_episode
+from fuzzkit import has_surrogate, known_parse_bug, run_episode
 from unitfuzz import UnitFuzz
 
 FILE_LINE = re.compile(r"^  (\S+): \d+ (?:data rows|lines)", re.M)
@@ -102,11 +102,6 @@ class DataOpsFuzz(UnitFuzz):
         if has_surrogate(arguments):
             return "surrogate"
         return known_parse_bug(arguments)
-
-
-def has_surrogate(arguments: Any) -> bool:
-    text = arguments if isinstance(arguments, str) else repr(arguments)
-    return bool(re.search(r"[\ud800-\udfff]|\\ud[89a-f]", text, re.I))
 
 
 def test_fuzz_dataops(tree_digest) -> None:

@@ -18,8 +18,7 @@ from pushbench.verifier import load_hidden
 
 from conftest import fuzz_settings, max_calls
 from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
-from fuzzkit import FULL, known_parse_bug, run_episode
-from test_fuzz_dataops import has_surrogate
+from fuzzkit import FULL, has_surrogate, known_parse_bug, run_episode
 from unitfuzz import UnitFuzz
 
 HIT = re.compile(r"^([\w./-]+\.py):\d+: (.*)$", re.M)
