@@ -17,7 +17,7 @@ from pushbench.tasks import get_family, load_tasks, manifest_path
 from pushbench.tools.base import Observation, ToolCall
 from pushbench.verifier import load_hidden
 
-from conftest import fuzz_settings, max_calls
+from fuzz_profiles import fuzz_settings, max_calls
 from dataops_kit import reference_action
 from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
 from fuzzkit import has_surrogate, known_parse_bug, run_episode

@@ -13,7 +13,7 @@ from pushbench.tasks import load_tasks, manifest_path
 from pushbench.tasks.reposcan.codeindex import tokenize
 from pushbench.tools.base import Observation
 
-from conftest import fuzz_settings, max_calls
+from fuzz_profiles import fuzz_settings, max_calls
 from fuzz_strategies import Pool
 from fuzzkit import FULL, run_episode
 from itemfuzz import ItemFuzz

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pushbench.tasks import load_tasks, manifest_path
 from pushbench.tools.base import Observation
 
-from conftest import fuzz_settings, max_calls
+from fuzz_profiles import fuzz_settings, max_calls
 from fuzz_strategies import Pool
 from fuzzkit import run_episode
 from itemfuzz import ItemFuzz

@@ -8,7 +8,7 @@ import pytest
 
 from pushbench.tasks import load_tasks, manifest_path
 
-from conftest import _digest
+from fuzz_profiles import digest_tree
 from fuzzkit import Episode, args_text, check_leaks, check_status
 from test_fuzz_rows import RowsFuzz
 
@@ -57,12 +57,12 @@ def test_the_accounting_check_catches_an_accepted_id_never_submitted(rows_env) -
         fuzz.check_accounting(env, Episode())
 
 
-def test_the_tree_digest_sees_a_changed_byte(tmp_path: Path) -> None:
+def test_the_treedigest_tree_sees_a_changed_byte(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "f.txt").write_text("one", encoding="utf-8")
     (tmp_path / "tmp").mkdir()
-    before = _digest(tmp_path, skip=("tmp",))
+    before = digest_tree(tmp_path, skip=("tmp",))
     (tmp_path / "tmp" / "cache").write_text("ignored", encoding="utf-8")
-    assert _digest(tmp_path, skip=("tmp",)) == before
+    assert digest_tree(tmp_path, skip=("tmp",)) == before
     (tmp_path / "a" / "f.txt").write_text("onE", encoding="utf-8")
-    assert _digest(tmp_path, skip=("tmp",)) != before
+    assert digest_tree(tmp_path, skip=("tmp",)) != before
