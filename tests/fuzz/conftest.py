@@ -18,12 +18,13 @@ from fuzzkit import PROFILE, TALLIES  # noqa: E402
 
 
 @pytest.fixture
-def treedigest_tree() -> Callable[[], dict[str, dict[str, str]]]:
+def tree_digest() -> Callable[[], dict[str, dict[str, str]]]:
     """Hashes of every file outside the episode workspaces the tools could touch: the snapshot
     trees, the project's ``data/`` (``data/tmp`` is the SWE bytecode and test-cache area, which
     test runs write by design) and the CSV files bundled with scikit-learn."""
     def digest() -> dict[str, dict[str, str]]:
-        return {"snapshots": digest_tree(config.SNAPSHOT_SRC), "data": digest_tree(config.DATA, skip=("tmp",)),
+        return {"snapshots": digest_tree(config.SNAPSHOT_SRC),
+                "data": digest_tree(config.DATA, skip=("tmp",)),
                 "sklearn": digest_tree(sklearn_data())}
 
     return digest

@@ -74,14 +74,19 @@ class SweFuzz(UnitFuzz):
                 pool.add("query", line.strip()[:40])
 
     def coherent_call(self, draw: Any, env: Any) -> ToolCall | None:
-        """For one unit: its reference repair (from the catalogue), an edit of a line of its file or of
-        one of its test files, or its test run or submit."""
+        """For one unit: its reference repair (from the catalogue; once repaired, its submit), an edit
+        of a line of its file or of one of its test files, or its test run or submit."""
         units = list(env.records)
         unit = units[draw(INDEX) % len(units)]
         fault = env.faults[unit]
         roll = draw(ROLL)
+        text = env.workspace.read(fault.path)
+        lines = text.split("\n")
+        repaired = len(lines) >= fault.lineno and lines[fault.lineno - 1] == fault.original
+        if roll < 35 and repaired:
+            return ToolCall("submit" if roll < 25 else "run_tests", {"unit": unit})
         if roll < 35:
-            old, new = fault.fix_strings(env.workspace.read(fault.path))
+            old, new = fault.fix_strings(text)
             return ToolCall("edit", {"unit": unit, "path": fault.path, "old": old, "new": new})
         if roll < 80:
             path = fault.path if roll < 60 else fault.tests[draw(INDEX) % len(fault.tests)].split("::")[0]

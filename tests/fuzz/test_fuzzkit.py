@@ -57,7 +57,7 @@ def test_the_accounting_check_catches_an_accepted_id_never_submitted(rows_env) -
         fuzz.check_accounting(env, Episode())
 
 
-def test_the_treedigest_tree_sees_a_changed_byte(tmp_path: Path) -> None:
+def test_the_tree_digest_sees_a_changed_byte(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "f.txt").write_text("one", encoding="utf-8")
     (tmp_path / "tmp").mkdir()
