@@ -159,6 +159,14 @@ def has_surrogate(arguments: Any) -> bool:
     return bool(re.search(r"[\ud800-\udfff]|\\ud[89a-f]", text, re.I))
 
 
+def long_path_part(arguments: Any) -> bool:
+    """A ``path`` argument with a part longer than a file name may be (255 bytes in UTF-8)."""
+    args = parsed(arguments) if isinstance(arguments, str) else arguments
+    path = args.get("path") if isinstance(args, dict) else None
+    return isinstance(path, str) and any(len(part.encode("utf-8", "surrogatepass")) > 255
+                                         for part in path.replace("\\", "/").split("/"))
+
+
 def _depth(value: Any) -> int:
     depth = 0
     while isinstance(value, (list, dict)) and value:

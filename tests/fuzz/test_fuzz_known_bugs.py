@@ -79,3 +79,14 @@ def test_surrogate_edit_is_refused_and_changes_nothing(family: str) -> None:
         env.end("test-cleanup")
     assert not obs.ok and env.tool_failures == []
     assert after == before
+
+
+@pytest.mark.xfail(strict=True, reason="sandbox.py resolve_inside and tasks/dataops/env.py resolve: a path part "
+                                       "longer than 255 bytes raises OSError (ENAMETOOLONG) from is_symlink")
+@pytest.mark.parametrize("family,tool,args", [
+    ("swe", "read_file", {"path": "\u00e9" * 150}),
+    ("swe", "read_file", {"path": "a" * 256}),
+    ("dataops", "inspect", {"unit": "U01", "path": "\u00e9" * 200}),
+])
+def test_an_overlong_file_name_is_a_clean_error(family: str, tool: str, args: dict[str, Any]) -> None:
+    clean_error(fresh_env(family), ToolCall(tool, args))
