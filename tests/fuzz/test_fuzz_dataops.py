@@ -20,7 +20,7 @@ from pushbench.verifier import load_hidden
 from fuzz_profiles import fuzz_settings, max_calls
 from dataops_kit import reference_action
 from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
-from fuzzkit import has_surrogate, known_parse_bug, long_path_part, run_episode
+from fuzzkit import run_episode
 from unitfuzz import UnitFuzz
 
 FILE_LINE = re.compile(r"^  (\S+): \d+ (?:data rows|lines)", re.M)
@@ -96,14 +96,6 @@ class DataOpsFuzz(UnitFuzz):
     def workspace_gone(self, env: Any) -> bool:
         return not env.workspace.exists()
 
-    def known_bug(self, name: str, arguments: Any) -> str | None:
-        """tasks/dataops (others own): a lone surrogate in a path or an edit raises UnicodeEncodeError
-        (path resolution; an edit also empties the file). Reproducers: test_fuzz_known_bugs.py."""
-        if has_surrogate(arguments):
-            return "surrogate"
-        if long_path_part(arguments):  # tasks/dataops/env.py: OSError ENAMETOOLONG from is_symlink (xfail test)
-            return "long-name"
-        return known_parse_bug(arguments)
 
 
 def test_fuzz_dataops(tree_digest) -> None:

@@ -1,7 +1,9 @@
-"""Minimal reproducers of the bugs the fuzz found in code other parts of the project own.
+"""Regression tests: minimal reproducers of the bugs the fuzz found, each a call an agent can make.
 
-Each is ``xfail(strict=True)``: it fails today and must start passing with the fix (then the marker
-and the matching ``known_bug`` hold-back of the fuzz go). Every one is a call an agent can make.
+Found as failures (deep nesting raised RecursionError in argument parsing; a lone surrogate in a
+path raised UnicodeEncodeError, and in an edit's ``new`` emptied the file; a path part over 255
+bytes raised ENAMETOOLONG); each is now a clean ``ERROR:`` observation that changes nothing. A new
+bug found by the fuzz goes here first as ``xfail(strict=True)`` with a ``known_bug`` hold-back.
 """
 
 from __future__ import annotations
@@ -35,30 +37,22 @@ def clean_error(env: Any, call: ToolCall) -> Observation:
     return obs
 
 
-@pytest.mark.xfail(strict=True, reason="tools/base.py: JSON nested deeper than the recursion limit raises "
-                                       "RecursionError in argument parsing")
 @pytest.mark.parametrize("form", ["json-text", "parsed"])
 def test_deeply_nested_arguments_are_a_clean_error(form: str) -> None:
     text, value = deep_arguments()
     clean_error(fresh_env("rows"), ToolCall("rows", text if form == "json-text" else value))
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox.py resolve_inside: a lone surrogate in a path raises "
-                                       "UnicodeEncodeError (Path.resolve)")
 @pytest.mark.parametrize("tool,args", [("read_file", {"path": "\ud800"}),
                                        ("edit", {"path": "src/\ud800.py", "old": "a", "new": "b"})])
 def test_swe_surrogate_path_is_a_clean_error(tool: str, args: dict[str, Any]) -> None:
     clean_error(fresh_env("swe"), ToolCall(tool, args))
 
 
-@pytest.mark.xfail(strict=True, reason="tasks/dataops/env.py resolve: a lone surrogate in a path raises "
-                                       "UnicodeEncodeError (Path.resolve)")
 def test_dataops_surrogate_path_is_a_clean_error() -> None:
     clean_error(fresh_env("dataops"), ToolCall("inspect", {"unit": "U01", "path": "\ud800"}))
 
 
-@pytest.mark.xfail(strict=True, reason="tasks/swe and tasks/dataops edit: a lone surrogate in `new` fails "
-                                       "while writing and leaves the file empty")
 @pytest.mark.parametrize("family", ["swe", "dataops"])
 def test_surrogate_edit_is_refused_and_changes_nothing(family: str) -> None:
     env = fresh_env(family)
@@ -81,8 +75,6 @@ def test_surrogate_edit_is_refused_and_changes_nothing(family: str) -> None:
     assert after == before
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox.py resolve_inside and tasks/dataops/env.py resolve: a path part "
-                                       "longer than 255 bytes raises OSError (ENAMETOOLONG) from is_symlink")
 @pytest.mark.parametrize("family,tool,args", [
     ("swe", "read_file", {"path": "\u00e9" * 150}),
     ("swe", "read_file", {"path": "a" * 256}),

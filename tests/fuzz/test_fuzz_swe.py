@@ -18,7 +18,7 @@ from pushbench.verifier import load_hidden
 
 from fuzz_profiles import fuzz_settings, max_calls
 from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
-from fuzzkit import FULL, has_surrogate, known_parse_bug, long_path_part, run_episode
+from fuzzkit import FULL, run_episode
 from unitfuzz import UnitFuzz
 
 HIT = re.compile(r"^([\w./-]+\.py):\d+: (.*)$", re.M)
@@ -98,14 +98,6 @@ class SweFuzz(UnitFuzz):
     def workspace_gone(self, env: Any) -> bool:
         return env.workspace.closed and not env.workspace.base.exists()
 
-    def known_bug(self, name: str, arguments: Any) -> str | None:
-        """tasks/swe and sandbox.py (others own): a lone surrogate in a path or an edit raises UnicodeEncodeError
-        (path resolution; an edit also empties the file). Reproducers: test_fuzz_known_bugs.py."""
-        if has_surrogate(arguments):
-            return "surrogate"
-        if long_path_part(arguments):  # sandbox.py: OSError ENAMETOOLONG from is_symlink (xfail test)
-            return "long-name"
-        return known_parse_bug(arguments)
 
 
 

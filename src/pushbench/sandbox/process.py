@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 
 MAX_OUTPUT_BYTES = 200_000  # a child's combined output beyond this is cut (the tail is kept)
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+MAX_NAME_BYTES = 255  # the longest file name the file systems allow
 
 
 class PathRefused(ValueError):
@@ -64,6 +65,12 @@ def resolve_inside(root: Path, relative: str) -> Path:
         raise PathRefused(f"{relative!r} contains '..'")
     if not parts:
         raise PathRefused(f"{relative!r} names the workspace itself")
+    if any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in parts):
+        raise PathRefused(f"a part of {relative[:80]!r} is longer than a file name may be ({MAX_NAME_BYTES} bytes)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathRefused("the path holds text that cannot be encoded as UTF-8") from None
     base = root.resolve()
     current = base
     for part in parts:

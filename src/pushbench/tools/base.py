@@ -27,6 +27,7 @@ import fastjsonschema
 from pushbench.requirements import Requirement, requirement_argument, validate_origins
 
 MAX_ARGUMENT_CHARS = 8_000  # larger argument payloads are refused before parsing
+MAX_ARGUMENT_DEPTH = 32  # lists/objects nested deeper are refused (no tool takes more than 2 levels)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 RAISE_TOOL_ERRORS = "PUSHBENCH_RAISE_TOOL_ERRORS"  # "1": a handler's exception propagates (tests)
 
@@ -96,6 +97,24 @@ def _traceback(err: BaseException) -> str:
     return "".join(traceback.format_list(frames) + traceback.format_exception_only(type(err), err))
 
 
+def nesting_depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (iterative: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_ARGUMENT_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def has_control_chars(text: str) -> bool:
     return bool(_CONTROL.search(text))
 
@@ -132,6 +151,8 @@ def _loggable(value: Any) -> Any:
     """What the event log keeps of a call's arguments: unencodable text as ASCII-escaped JSON."""
     if isinstance(value, str):
         return value[:500] if _encodable(value) else ascii(value)[:500]
+    if nesting_depth(value) > MAX_ARGUMENT_DEPTH:
+        return f"(arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels; not kept)"
     return value if unencodable_at(value) is None else json.dumps(value, default=str)[:500]
 
 
@@ -211,7 +232,11 @@ class Environment:
                 raw = json.loads(raw) if raw.strip() else {}
             except json.JSONDecodeError as err:
                 raise ToolError(f"arguments are not valid JSON ({err.msg} at position {err.pos})") from None
-        elif len(json.dumps(raw, default=str)) > MAX_ARGUMENT_CHARS:
+            except RecursionError:
+                raise ToolError(f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels") from None
+        if nesting_depth(raw) > MAX_ARGUMENT_DEPTH:
+            raise ToolError(f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
+        if not isinstance(call.arguments, str) and len(json.dumps(raw, default=str)) > MAX_ARGUMENT_CHARS:
             raise ToolError(f"arguments exceed {MAX_ARGUMENT_CHARS} characters")
         if not isinstance(raw, dict):
             raise ToolError("arguments must be a JSON object")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pushbench.sandbox.files import UnencodableText, write_text_atomic
+from pushbench.sandbox.process import MAX_NAME_BYTES
 from pushbench.tasks.dataops import units as du
 from pushbench.tools.base import Observation, ToolError, has_control_chars, tool
 from pushbench.tools.units import UNIT_PARAM, CheckResult, UnitEnvironment
@@ -64,6 +65,8 @@ class DataOpsEnv(UnitEnvironment):
         parts = path.split("/")
         if any(p in ("", ".", "..") for p in parts):
             raise ToolError(f"path {path[:80]!r} contains '..', '.' or an empty part; use a plain relative path")
+        if any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in parts):
+            raise ToolError(f"a part of path {path[:80]!r} is longer than a file name may be ({MAX_NAME_BYTES} bytes)")
         base = self.unit_dir(unit)
         current = base
         for part in parts:
