@@ -94,7 +94,7 @@ def test_executor_names_and_default() -> None:
     with pytest.raises(ValueError, match="unknown executor 'dask'; choose one of local, ray"):
         ray_exec.check_executor("dask")
     result = CliRunner().invoke(app, ["run", "--executor", "dask", "--out", "unused"])
-    assert result.exit_code == 2 and "unknown executor 'dask'" in result.output
+    assert result.exit_code == 1 and "unknown executor 'dask'" in result.output
     assert not Path("unused").exists()
 
 
