@@ -63,3 +63,19 @@ def sort_jsonl(path: Path) -> int:
         os.fsync(sink.fileno())
     os.replace(tmp, path)
     return sum(1 for line in lines if line.strip()) - len(kept)
+
+
+class BadRow(ValueError):
+    """A line of a JSONL file that is not JSON (the message names the file and line)."""
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Every row of a JSONL file, in order; ``BadRow`` names the first line that is not JSON."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise BadRow(f"{path}: line {number} is not JSON") from None
+    return rows

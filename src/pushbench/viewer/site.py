@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pushbench.runner.files import trace_name
+from pushbench.runner.files import BadRow, read_rows, trace_name
 from pushbench.viewer.episode import episode_payload
 
 STATIC = ("index.html", "viewer.js", "viewer.css")
@@ -56,13 +56,10 @@ def load_rows(run_dir: Path) -> list[dict[str, Any]]:
         path = run_dir / "episodes.jsonl"
     if not path.is_file():
         raise ViewerError(f"{run_dir} has no scored.jsonl or episodes.jsonl (not a run folder)")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise ViewerError(f"{path}: line {number} is not JSON") from None
+    try:
+        rows = read_rows(path)
+    except BadRow as err:
+        raise ViewerError(str(err)) from None
     for row in rows:
         missing = [k for k in ("episode_id", "task_id", "family", "model", "controller", "memory") if k not in row]
         if missing:

@@ -147,13 +147,12 @@ def _load_rows(run_dir: Path) -> list[dict[str, Any]]:
     path = run_dir / "episodes.jsonl"
     if not path.is_file():
         raise RecallError(f"{run_dir} has no episodes.jsonl (not a run folder)")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise RecallError(f"{path}: line {number} is not JSON") from None
+    from pushbench.runner.files import BadRow, read_rows
+
+    try:
+        rows = read_rows(path)
+    except BadRow as err:
+        raise RecallError(str(err)) from None
     return sorted(rows, key=lambda r: r["episode_id"])
 
 
