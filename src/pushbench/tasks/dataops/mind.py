@@ -49,8 +49,8 @@ def _number(line: str) -> int | None:
 
 
 def _join(shown: list[Shown]) -> tuple[du.View, bool]:
-    """The lines of one page from every message recalled showing it (in line order), and whether
-    they are the whole page."""
+    """The lines of one page from every message recalled showing it (in line order; the latest
+    showing of a line wins), and whether they are the whole page."""
     head: dict[str, None] = {}
     numbered: dict[int, str] = {}
     for item in shown:
@@ -59,7 +59,7 @@ def _join(shown: list[Shown]) -> tuple[du.View, bool]:
             if n is None:
                 head.setdefault(line)
             else:
-                numbered.setdefault(n, line)
+                numbered[n] = line
     first = shown[0].view
     lines = (*head, *(numbered[n] for n in sorted(numbered)))
     whole = len(numbered) >= max(item.expected for item in shown)
