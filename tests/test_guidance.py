@@ -187,6 +187,15 @@ def test_every_form_has_a_round_trip() -> None:
     assert g.item_progress(0, 5, None, []) == "[progress] verified accepted 0/5 · " + g.PROGRESS_OPEN
 
 
+def test_quoted_blocks_unquote_each_run_of_quoted_lines() -> None:
+    page = ["U01 iris.csv: rows 1-2 of 150 (page 1 of 75)", "columns: a,b", "row 1: 1,2", "", "row 2: 3,4"]
+    text = "\n".join(["(E4 · step 2 · inspect {})", *map(g.quoted, page), "(E5 · step 3 · status {})",
+                      g.quoted("status: 1 accepted"), "plain line", "|   12| x = 1", "|", "| row 9: 1,2 [...]"])
+    assert g.quoted_blocks(text) == ["\n".join(page), "status: 1 accepted", "  12| x = 1\n"]
+    assert g.quoted_blocks("no quotation\n|not a quote") == []
+    assert g.quoted_blocks(g.quoted("row 1: 1" + g.QUOTE_CUT)) == []  # only a line cut short: nothing shown
+
+
 # --------------------------------------------------------------------------- episodes
 
 

@@ -229,6 +229,29 @@ def quoted(line: str) -> str:
     return "| " + line
 
 
+QUOTE_CUT = " [...]"  # ends a quoted line where the quotation was cut short
+
+
+def quoted_blocks(text: str) -> list[str]:
+    """The texts quoted in ``text``: each run of consecutive ``| `` lines, unquoted (SimLM reads a
+    quotation as the text it quotes). A bare ``|`` is a quoted empty line; a last line cut short
+    (ending in ``QUOTE_CUT``) is dropped, as its end is not shown."""
+    blocks: list[list[str]] = []
+    run: list[str] | None = None
+    for line in text.splitlines():
+        if line == "|" or line.startswith("| "):
+            if run is None:
+                run = []
+                blocks.append(run)
+            run.append(line[2:])
+        else:
+            run = None
+    for block in blocks:
+        if block[-1].endswith(QUOTE_CUT):
+            block.pop()
+    return ["\n".join(block) for block in blocks if block]
+
+
 # --- LangGraph store: the retrieved-items message --------------------------------------------------
 RETRIEVED = "[memory] Retrieved from the long-term store (for the task and the latest event):"
 RETRIEVED_ITEM = re.compile(r"^\(memory from step (-?\d+), (\w+)\)$", re.M)
@@ -350,7 +373,7 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("evicted-summary", "memory", EVICTED),
     Form("core-block", "memory", CORE_BLOCK, (PROGRESS_BLOCK,)),
     Form("memory-stats", "memory", MEMORY_STATS, (ARCHIVE_SIZE,)),
-    Form("quoted-recall", "memory", QUOTED, (note_facts,)),  # quoted verdicts and search headers
+    Form("quoted-recall", "memory", QUOTED, (note_facts, quoted_blocks)),  # verdicts, headers; quoted pages
     Form("retrieved", "memory", _exact(RETRIEVED)),
     Form("retrieved-item", "memory", RETRIEVED_ITEM),
     Form("acg-view", "memory", ACG_VIEW),

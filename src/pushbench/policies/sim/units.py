@@ -31,7 +31,7 @@ import numpy as np
 
 from pushbench.guidance import PROGRESS as PROGRESS_LINE
 from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED, NEXT_UNIT,
-                                 REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed)
+                                 REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed, quoted_blocks)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -69,6 +69,8 @@ class UnitMind(Mind):
         self.parse_extra(reader, content, offset, step)
         for line in content.splitlines():
             self._parse_line(reader, line, offset, step)
+        for block in quoted_blocks(content):
+            self.parse_quoted(reader, block, offset, step)
 
     def _parse_call(self, facts: Any, fn: dict[str, Any], offset: int, step: int) -> None:
         try:
@@ -116,6 +118,17 @@ class UnitMind(Mind):
 
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
         """Family outputs (pages read, test output); record facts in ``reader.facts``."""
+
+    def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        """A quotation of an earlier message (a memory's view or search result), read where it sits.
+        Only what does not depend on when it was shown is read from it: backlog entries here (aux 1:
+        quoted), the family's evidence (pages, test output) in subclasses. Its checker results and
+        verdicts are undated, so they are not read as new events (``note_facts`` reads quoted
+        acceptances as units done)."""
+        for line in text.splitlines():
+            if m := UNIT_LINE.match(line):
+                reader.state["titles"].setdefault(m.group(1), m.group(3))
+                reader.facts.add(LISTED, offset, step, m.group(1), 1)
 
     # --- family hook ----------------------------------------------------------------------------
     def work(self, unit: str, title: str, ctx: "Recall", attempt: int) -> tuple[str, dict[str, Any]] | None:
@@ -312,7 +325,7 @@ class Recall:
 
     def recent_listing(self) -> bool:
         """Did it (re)list the backlog since its last submit? Then re-listing adds nothing."""
-        lists = np.flatnonzero(self.kind == LISTED)
+        lists = np.flatnonzero((self.kind == LISTED) & (self.aux == 0))  # its own listings, not quotations
         submits = np.flatnonzero(self.kind == SUBMITTED)
         return len(lists) > 0 and (not len(submits) or lists[-1] > submits[-1])
 

@@ -6,11 +6,19 @@ that unit only. A forgotten page is inspected again. After its own edit of a fil
 of that file are stale (it re-reads before editing again). Each attempt at a unit is wrong with
 probability ``false_positive + false_negative`` (misread column, off-by-one count, mistyped value),
 fixed per (unit, attempt); the checker or the verifier then shows FAIL/rejected and it tries again.
+
+A page quoted in a memory's message (a decision view, a search result) is read like a page, where
+that message sits; a quoted region of a page (header and some lines) shows only those lines, and
+regions of one page recalled together are joined. A page counts as whole only when every line
+its header announces is recalled; a count over a CSV and a missing-field repair need whole pages,
+a lookup does not, and an unseen line is inspected again. A quotation is undated: after its own
+edit of a file, quoted pages of that file are stale.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,6 +30,49 @@ from pushbench.policies.sim.units import CHANGED, EDIT_FAILED, VIEW, Recall, Uni
 from pushbench.tasks.dataops import units as du
 
 _ROWS_PER_PAGE = re.compile(r"(\d+) rows per page")
+_SPAN = re.compile(r": (?:rows|lines) (\d+)-(\d+) of \d+ \(page \d+ of \d+\)$")  # a page header's numbered span
+_NUMBER = re.compile(r"^(?:row (\d+): |\s*(\d+)\|(?: |$))")  # a CSV row or a numbered file line
+QUOTED_VIEW = 30  # a page (or region) read from a quotation: not its own action (the focus ignores it)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One page as one message shows it: the parsed view and how many numbered lines the page has."""
+    view: du.View
+    expected: int
+    quoted: bool
+
+
+def _number(line: str) -> int | None:
+    m = _NUMBER.match(line)
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def _join(shown: list[Shown]) -> tuple[du.View, bool]:
+    """The lines of one page from every message recalled showing it (in line order; the latest
+    showing of a line wins), and whether they are the whole page."""
+    head: dict[str, None] = {}
+    numbered: dict[int, str] = {}
+    for item in shown:
+        for line in item.view.lines:
+            n = _number(line)
+            if n is None:
+                head.setdefault(line)
+            else:
+                numbered[n] = line
+    first = shown[0].view
+    lines = (*head, *(numbered[n] for n in sorted(numbered)))
+    whole = len(numbered) >= max(item.expected for item in shown)
+    return du.View(first.unit, first.path, first.page, first.pages, first.total, lines), whole
+
+
+def _whole_paths(q: du.Question) -> set[str]:
+    """Files this question reads for what they do not show (a count, an absent field)."""
+    if q.form == "class":
+        return {q["csv"]}
+    if q.form == "missing":
+        return {q["file"]}
+    return set()
 
 
 def perturb(value: str, draw: float) -> str:
@@ -49,38 +100,58 @@ class DataOpsMind(UnitMind):
         return super().act(messages, tools)
 
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
-        view = du.parse_view(content)
-        if view is not None:
-            key = f"{view.unit}|{view.path}|{view.page}"
-            reader.state.setdefault("views", {})[key] = view
-            reader.facts.add(VIEW, offset, step, key)
+        self._read_page(reader, content, offset, step, quoted=False)
 
-    def _views(self, unit: str, ctx: Recall, q: du.Question) -> du.Views:
-        """Recalled pages of this unit; pages of a file it has edited since are stale."""
-        facts, stored = self.reader.facts, self.reader.state.get("views", {})
+    def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        super().parse_quoted(reader, text, offset, step)
+        self._read_page(reader, text, offset, step, quoted=True)
+
+    @staticmethod
+    def _read_page(reader: ContextReader, text: str, offset: int, step: int, quoted: bool) -> None:
+        view = du.parse_view(text)
+        span = _SPAN.search(text.split("\n", 1)[0])
+        if view is None or span is None:
+            return
+        shown = reader.state.setdefault("views", [])
+        shown.append(Shown(view, int(span.group(2)) - int(span.group(1)) + 1, quoted))
+        reader.facts.add(QUOTED_VIEW if quoted else VIEW, offset, step, f"{view.unit}|{view.path}|{view.page}",
+                         len(shown) - 1)
+
+    def _views(self, unit: str, ctx: Recall, q: du.Question) -> tuple[du.Views, set[tuple[str, int]]]:
+        """Recalled pages of this unit (pages of a file it has edited since are stale), and the
+        pages of which only some lines are recalled."""
+        facts, stored = self.reader.facts, self.reader.state.get("views", [])
         unit_key = facts.keys.get(unit, -1)
         changes = np.flatnonzero(((ctx.kind == CHANGED) | (ctx.kind == EDIT_FAILED)) & (ctx.key == unit_key))
         stale_before = int(changes[-1]) if len(changes) and q.kind == du.METADATA else -1
+        pages: dict[tuple[str, int], list[Shown]] = {}
+        for i in np.flatnonzero(ctx.recalled & ((ctx.kind == VIEW) | (ctx.kind == QUOTED_VIEW))):
+            if not ctx.names[int(ctx.key[i])].startswith(unit + "|"):
+                continue
+            shown: Shown = stored[int(ctx.aux[i])]
+            stale = i < stale_before or (shown.quoted and stale_before >= 0)
+            if q.form in ("wrong", "missing") and shown.view.path == q["file"] and stale:
+                continue
+            pages.setdefault((shown.view.path, shown.view.page), []).append(shown)
         views: du.Views = {}
-        for i in np.flatnonzero(ctx.recalled & (ctx.kind == VIEW)):
-            name = ctx.names[int(ctx.key[i])]
-            if not name.startswith(unit + "|"):
-                continue
-            view = stored[name]
-            if q.form in ("wrong", "missing") and view.path == q["file"] and i < stale_before:
-                continue
-            views[(view.path, view.page)] = view
-        return views
+        partial: set[tuple[str, int]] = set()
+        for key, items in pages.items():
+            views[key], whole = _join(items)
+            if not whole:
+                partial.add(key)
+        return views, partial
 
     def work(self, unit: str, title: str, ctx: Recall, attempt: int) -> tuple[str, dict[str, Any]] | None:
         q = du.parse_title(title) if title else None
         if q is None:
             return "inspect", {"unit": unit}
-        views = self._views(unit, ctx, q)
-        action = du.derive(q, views)
-        if action is None:
+        views, partial = self._views(unit, ctx, q)
+        whole = _whole_paths(q)
+        action = du.derive(q, {k: v for k, v in views.items() if k not in partial or k[0] not in whole})
+        if action is None:  # look for what is not shown: a page of which lines are missing is read again
             pages = {path: v.pages for (path, _), v in views.items()}
-            want = du.next_view(q, views, pages, self.page_rows)
+            complete = {k: v for k, v in views.items() if k not in partial}
+            want = du.next_view(q, complete, pages, self.page_rows)
             if want is None:
                 return "inspect", {"unit": unit}
             return "inspect", {"unit": unit, "path": want[0], "page": want[1]}

@@ -8,6 +8,10 @@ Failure modes arise from mechanisms, not coin flips at the end:
   differ from the verified one;
 - steps without recalled progress exhaust patience, which shrinks as the context fills (premature stop);
 - candidates read on earlier pages but forgotten before the batch submit are lost.
+
+Hits quoted in a memory's message (a decision view, a search result) are judged like hits on a
+page, where that message sits; quoted verdicts and search headers are memory notes (an id done, a
+page read), never new verdicts or the current page.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pushbench.guidance import ALL_READ, BLOCKED_MARK, BUFFER_MARK, PROGRESS, note_facts, progress_read
+from pushbench.guidance import ALL_READ, BLOCKED_MARK, BUFFER_MARK, PROGRESS, note_facts, progress_read, quoted_blocks
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -41,6 +45,19 @@ _STATUS = re.compile(r"^status: (\d+) accepted \(verified\) of target (\d+)")
 _MAX_SUBMIT = re.compile(r"at most (\d+) identifiers", re.I)
 # Controller guidance (progress blocks, blocked final, all pages read, buffered hits) and memory
 # notes are read through pushbench.guidance, the vocabulary controllers and memories render with.
+
+
+def _hits(text: str) -> list[tuple[str, list[tuple[int, str]]]]:
+    """The search hits in a text: each ``[n] id`` line with the matched lines under it."""
+    hits: list[tuple[str, list[tuple[int, str]]]] = []
+    for line in text.splitlines():
+        if m := _HIT.match(line):
+            hits.append((m.group(2), []))
+        elif (m := _LINE.match(line)) and hits:
+            hits[-1][1].append((int(m.group(1)), m.group(2)))
+        else:
+            hits.append(("", []))  # anything else ends the hit before it
+    return [(uid, lines) for uid, lines in hits if uid]
 
 
 class RepoScanMind(Mind):
@@ -115,6 +132,10 @@ class RepoScanMind(Mind):
             elif notes := note_facts(line):
                 self._add_notes(facts, notes, offset, step)
         flush()
+        if goal:
+            for block in quoted_blocks(content):
+                for uid, lines in _hits(block):
+                    facts.add(self._judge(goal, uid, lines), offset, step, uid)
 
     @staticmethod
     def _add_notes(facts: Any, notes: list[tuple[str, str, int]], offset: int, step: int) -> None:

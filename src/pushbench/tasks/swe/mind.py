@@ -14,7 +14,11 @@ Per unit (``UnitMind`` handles the backlog, checker/submit stages, forgetting an
    functions it calls (nearest to the failing line first); then the remaining repairs of every
    suspect; with nothing left it submits the unit once and moves on to another open unit.
 The edit replaces the changed line together with the line before it, exactly as read.
-It never reads files: only the messages.
+It never reads files: only the messages. Test output, search results and file regions quoted in a
+memory's message (a decision view, a search result) are read like the originals, where that
+message sits, and show only the lines quoted (a search header without its hits locates nothing).
+A quotation is undated: a quoted failing run is evidence of the failure, not a verdict on its
+latest edit, and a quoted run that shows no failure is not read.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from pushbench.tasks.swe.reader import (Evidence, parse_read, rank_repairs, read
 
 TESTOUT, FOUND, READ = 20, 21, 22  # fact kinds beyond the shared ones
 _CHECK_HEAD = re.compile(r"^(?:checker|submit) (\S+): (?:FAIL|rejected)")
-_SEARCH_HEAD = re.compile(r'^search_files "(.*)": \d+ matching')
+_SEARCH_HEAD = re.compile(r'^search_files "(.*)": (\d+) matching')
 _HIT = re.compile(r"^([\w./-]+\.py):(\d+): (.*)$")
 _READ_HEAD = re.compile(r"^([\w./-]+) lines (\d+)-(\d+) of (\d+)$")
 READ_SPAN = 120
@@ -63,15 +67,33 @@ class SweMind(UnitMind):
             state.setdefault("edits", []).append({**args, "applied": applied, "step": step})
             if not applied and args.get("unit"):
                 facts.add(EDIT_FAILED, offset, step, str(args["unit"]))
+        self._read_evidence(reader, content, offset, step, quoted=False)
+
+    def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        super().parse_quoted(reader, text, offset, step)
+        self._read_evidence(reader, text, offset, step, quoted=True)
+
+    @staticmethod
+    def _read_evidence(reader: ContextReader, content: str, offset: int, step: int, quoted: bool) -> None:
+        """A test run, a search result or a file region; from a quotation, only what it shows."""
+        state, facts = reader.state, reader.facts
+        first = content.split("\n", 1)[0]
         if m := _CHECK_HEAD.match(first):
             evidence = read_failure(content)
+            if quoted and not (evidence.failing or evidence.errors or evidence.frames):
+                return
             state.setdefault("evidence", []).append(evidence)
+            if quoted:
+                state.setdefault("quoted_runs", set()).add(len(state["evidence"]) - 1)
             facts.add(TESTOUT, offset, step, m.group(1), len(state["evidence"]) - 1)
         elif m := _SEARCH_HEAD.match(first):
             hits = [(h.group(1), int(h.group(2)), h.group(3)) for line in content.splitlines()[1:]
                     if (h := _HIT.match(line))]
-            state.setdefault("searches", {})[m.group(1)] = hits
-            facts.add(FOUND, offset, step, m.group(1))
+            if quoted and not hits and int(m.group(2)):
+                return
+            searches = state.setdefault("searches", [])
+            searches.append(hits)
+            facts.add(FOUND, offset, step, m.group(1), len(searches) - 1)
         elif m := _READ_HEAD.match(first):
             reads = state.setdefault("reads", [])
             reads.append((m.group(1), parse_read(content)))
@@ -91,10 +113,11 @@ class SweMind(UnitMind):
     def _located(self, name: str, ctx: Recall) -> list[tuple[str, int]] | None:
         query = f"def {name}("
         key = self.reader.facts.keys.get(query, -1)
-        if not (ctx.recalled & (ctx.kind == FOUND) & (ctx.key == key)).any():
+        found = np.flatnonzero(ctx.recalled & (ctx.kind == FOUND) & (ctx.key == key))
+        if not len(found):
             return None
-        hits = self.reader.state["searches"].get(query, [])
-        return [(path, line) for path, line, _ in hits if not _is_test(path)]
+        hits = [hit for i in found for hit in self.reader.state["searches"][int(ctx.aux[i])]]
+        return list(dict.fromkeys((path, line) for path, line, _ in hits if not _is_test(path)))
 
     def _lines(self, path: str, ctx: Recall) -> dict[int, str]:
         key = self.reader.facts.keys.get(path, -1)
@@ -198,7 +221,9 @@ class SweMind(UnitMind):
             return None
         key = self.reader.facts.keys.get(unit, -1)
         after = ctx.recalled & (ctx.kind == TESTOUT) & (ctx.key == key) & (ctx.steps >= last["step"])
-        return {**last, "failed": bool(after.any())}
+        quoted = self.reader.state.get("quoted_runs", set())
+        failed = any(int(ctx.aux[i]) not in quoted for i in np.flatnonzero(after))
+        return {**last, "failed": failed}
 
 
 def _is_test(path: str) -> bool:
