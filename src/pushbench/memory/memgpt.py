@@ -300,7 +300,7 @@ class MemGPTMemory:
         for rank, i in enumerate(found, (page - 1) * PAGE_SIZE + 1):
             step, message = self.recall[i]
             text = message_text(message)
-            cut = text[:RESULT_CHARS] + (" [...]" if len(text) > RESULT_CHARS else "")
+            cut = text[:RESULT_CHARS] + (guidance.QUOTE_CUT if len(text) > RESULT_CHARS else "")
             lines.append(f"({rank}) step {step}, {message.get('role')}:")
             lines += [guidance.quoted(line) for line in cut.splitlines()]
         return "\n".join(lines)
