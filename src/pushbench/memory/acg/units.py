@@ -3,9 +3,12 @@
 Granularity. An observation's text is split into *records*, the smallest piece a decision can cite:
 a line starts a record unless it continues the one before — indented by four spaces or more (a
 search hit's matched lines ``    L12: ...``), a numbered file line (``  12| ...``), a table row
-(``row 12: ...``) or a table's ``columns:`` line. So one search hit, one verdict line, one checker
-result, one backlog entry or one file region is one record. A record with more than
-``REGION_LINES`` numbered lines (an inspected page) is cut into regions of that many, each carrying
+(``row 12: ...``) or a table's ``columns:`` line — and a checker result (``checker U01: FAIL``) keeps
+its detail lines up to the next checker result, so the verdict is never cited without its reason.
+So one search hit, one verdict line, one checker result, one backlog entry or one file region is
+one record. A record with more than
+``REGION_LINES`` numbered lines (an inspected page), or a checker result with more detail lines than
+that, is cut into regions of that many, each carrying
 the record's header (its first line and any lines before the numbered ones). Guidance lines (``[controller]``,
 ``[progress]``, ``[memory]``) are not evidence: they describe the step they were shown at and stay
 in the transcript.
@@ -29,6 +32,7 @@ REGION_LINES = 12  # body lines per file region
 GUIDANCE = ("[controller]", "[progress]", "[memory]")
 _NUMBERED = re.compile(r"^(?:\s*\d+\||row \d+: )")  # a file line or a table row, as tools number them
 _CONTINUES = re.compile(r"^(?: {4,}|\s*\d+\||row \d+: |columns: )")
+_RESULT = re.compile(r"^checker \S+: ")  # a checker result's first line; its detail lines follow it
 
 
 @dataclass(frozen=True)
@@ -69,14 +73,14 @@ def records(text: str) -> list[str]:
     for line in text.splitlines():
         if not line.strip() or line.startswith(GUIDANCE):
             continue
-        if groups and _CONTINUES.match(line):
+        if groups and (_CONTINUES.match(line) or (_RESULT.match(groups[-1][0]) and not _RESULT.match(line))):
             groups[-1].append(line)
         else:
             groups.append([line])
     out: list[str] = []
     for group in groups:
         lead = 1  # the header and any lines before the first numbered one (a table's columns line)
-        while lead < len(group) and not _NUMBERED.match(group[lead]):
+        while lead < len(group) and not _NUMBERED.match(group[lead]) and not _RESULT.match(group[0]):
             lead += 1
         head, body = group[:lead], group[lead:]
         if len(body) <= REGION_LINES:
