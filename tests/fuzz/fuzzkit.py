@@ -225,6 +225,16 @@ def step(env: Any, fuzz: FamilyFuzz, episode: Episode, pool: Pool, tally: Tally,
     fuzz.check_accounting(env, episode)
 
 
+_QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
+
+
+def without_echoes(text: str, own: str) -> str:
+    """``text`` with every quoted piece that the call's own arguments hold blanked out: an error
+    that repeats the agent's bad path back (``unit 'data/hidden' is not a unit id``) reveals
+    nothing the agent did not write."""
+    return _QUOTED.sub(lambda m: "''" if (m.group(1) or m.group(2) or "") in own else m.group(0), text)
+
+
 def count_accepted(text: str) -> int:
     return sum(1 for line in text.splitlines()
                if re.match(r"^\s+accepted\s", line) or re.match(r"^submit \S+: accepted", line))
@@ -232,8 +242,9 @@ def count_accepted(text: str) -> int:
 
 def check_leaks(env: Any, fuzz: FamilyFuzz, episode: Episode, name: str, args: dict[str, Any] | None,
                 text: str) -> None:
+    shown = without_echoes(text, episode.agent_text[-1] if episode.agent_text else "")
     for bad in FORBIDDEN:
-        assert bad not in text, f"observation names {bad!r}: {text[:300]!r}"
+        assert bad not in shown, f"observation names {bad!r}: {text[:300]!r}"
     for path in workspace_paths(env):
         assert path not in text, f"observation names the workspace path: {text[:300]!r}"
     text = text.split("\n[The step budget of ", 1)[0]  # the budget note: public numbers

@@ -66,3 +66,11 @@ def test_the_tree_digest_sees_a_changed_byte(tmp_path: Path) -> None:
     assert digest_tree(tmp_path, skip=("tmp",)) == before
     (tmp_path / "a" / "f.txt").write_text("onE", encoding="utf-8")
     assert digest_tree(tmp_path, skip=("tmp",)) != before
+
+
+def test_an_echo_of_the_agents_own_argument_is_not_a_leak() -> None:
+    from fuzzkit import without_echoes
+
+    own = '{"unit": "data/hidden"}\nrun_checker'
+    assert "data/hidden" not in without_echoes("ERROR: unit 'data/hidden' is not a unit id", own)
+    assert "data/hidden" in without_echoes("ERROR: see 'data/hidden/dataops/x.json'", own)  # more than the echo
