@@ -136,8 +136,11 @@ def test_a_region_shows_only_its_lines_and_a_split_run_is_not_read(episode) -> N
     only_late = quoted_context(messages, "list_units", {"run_tests", "search_files", "read_file"}, late_regions)
     name, args = act(PERFECT, only_late, tools)
     assert (name, args["path"], args["start"]) == ("read_file", "src/toy/mathx.py", 1)  # clamp is not in view
-    # ACG cuts a test run into one record per line: a quoted header without the failure is not evidence
-    fragmented = quoted_context(messages, "list_units", {"run_tests"}, records)
+    # ACG keeps a test run (a checker result) as one record with its failure lines: quoted, it is read
+    whole = quoted_context(messages, "list_units", {"run_tests"}, records)
+    assert len(records(pairs(messages)[1][2])) == 1 and act(PERFECT, whole, tools)[0] != "run_tests"
+    # cut into one block per line, a quoted header without the failure under it is not evidence
+    fragmented = quoted_context(messages, "list_units", {"run_tests"}, lambda text: text.splitlines())
     assert len(fragmented[2]["content"].splitlines()) > 12
     assert act(PERFECT, fragmented, tools) == ("run_tests", {"unit": "U01"})
 
