@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
+from serving import answers_models
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
@@ -73,13 +74,7 @@ def launch(args: list[str], log: Path) -> Server:
 
 
 def ready(server: Server, deadline: float) -> bool:
-    while time.monotonic() < deadline and server.proc.poll() is None:
-        try:
-            if httpx.get(server.url + "/models", timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    return False
+    return answers_models(server.url, server.proc, deadline - time.monotonic())
 
 
 def stop(server: Server) -> None:

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-import httpx
 import pytest
 
 from pushbench import config
@@ -31,6 +30,7 @@ from pushbench.runner import Grid, run_grid
 from pushbench.scoring import score_run
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import write_manifest
+from serving import answers_models
 
 pytestmark = pytest.mark.realmodel
 
@@ -71,14 +71,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                if httpx.get(url + "/models", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        else:
+        if not answers_models(url, proc, 180, poll=0.5):
             pytest.fail(f"llama_cpp.server did not start: {log.read_text()[-2000:]}")
         yield url
     finally:

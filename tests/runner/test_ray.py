@@ -26,6 +26,7 @@ from pushbench.runner.grid import EpisodeSpec
 from pushbench.scoring import score_run
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import write_manifest
+from serving import answers_models
 
 ray = pytest.importorskip("ray")
 SEED = int(config.params("seed"))
@@ -198,8 +199,7 @@ def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``pushbench serve-sim`` on a free loopback port (SimLM behind the OpenAI chat API)."""
     import socket
 
-    import httpx
-
+    
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -207,15 +207,9 @@ def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with open(log, "wb") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "pushbench.cli", "serve-sim", "--host", "127.0.0.1",
                                  "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT)
-    url, deadline = f"http://127.0.0.1:{port}/v1", time.monotonic() + 90
+    url = f"http://127.0.0.1:{port}/v1"
     try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
+        if not answers_models(url, proc, 90):
             pytest.fail(f"serve-sim did not start: {log.read_text()[-1000:]}")
         yield url
     finally:
