@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from pushbench.scoring.metrics import common_metrics
-from pushbench.tools.base import RAISE_TOOL_ERRORS, Environment, Observation, ToolCall, ToolError, tool
+from pushbench.tools.base import (PRECONDITION, RAISE_TOOL_ERRORS, Environment, Observation, PreconditionError,
+                                  ToolCall, ToolError, tool)
 from pushbench.verifier import Verifier
 
 
@@ -17,6 +18,8 @@ class BuggyEnv(Environment):
     def divide(self, n: int) -> Observation:
         if n < 0:
             raise ToolError("n must not be negative")
+        if n > 100:
+            raise PreconditionError("n is larger than the stock of 100")
         return Observation(str(1 / n))
 
 
@@ -49,6 +52,16 @@ def test_the_test_switch_re_raises_a_handler_bug(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ZeroDivisionError):
         env().execute(ToolCall("divide", {"n": 0}))
     assert env().execute(ToolCall("divide", {"n": -1})).text == "ERROR: n must not be negative"  # ToolError stays
+
+
+def test_a_precondition_rejection_is_marked_as_such_in_the_log() -> None:
+    e = env()
+    refused = e.execute(ToolCall("divide", {"n": 101}))
+    mistake = e.execute(ToolCall("divide", {"n": -1}))
+    assert not refused.ok and refused.text == "REJECTED: n is larger than the stock of 100"
+    calls = [ev for ev in e.verifier.events if ev["kind"] == "call"]
+    assert calls[0]["info"] == {"rejection": PRECONDITION} and "info" not in calls[1]
+    assert common_metrics(e.verifier.events, 1, 10)["invalid_actions"] == 2
 
 
 # --------------------------------------------------------------------------- unencodable text

@@ -36,6 +36,16 @@ class ToolError(Exception):
     """A bad call: the message goes back to the agent as the observation."""
 
 
+class PreconditionError(ToolError):
+    """A well-formed call the tool refuses because of the state (an out-of-stock item, a coupon
+    that does not apply): a *precondition rejection* (ACG App. C), not an interface error. The
+    agent sees ``REJECTED: <message>``; the call is logged with ``info["rejection"] = "precondition"``
+    and, like any refused call, has no effect and counts as an invalid action."""
+
+
+PRECONDITION = "precondition"  # info["rejection"] of a call a tool refused because of state
+
+
 @dataclass
 class ToolCall:
     name: str
@@ -207,6 +217,9 @@ class Environment:
             args = self._parse(call)
             logged = args
             obs = spec.handler(**args)
+        except PreconditionError as err:
+            obs = Observation(f"REJECTED: {err}", ok=False)
+            info = {"rejection": PRECONDITION}
         except ToolError as err:
             obs = Observation(f"ERROR: {err}", ok=False)
         except Exception as err:  # a handler bug must not end the episode: report it as a failed call
