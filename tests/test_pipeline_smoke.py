@@ -33,6 +33,8 @@ def reduce(params: dict) -> dict:
     if "blackbox" in params:
         params["blackbox"].update(tasks=2, agents=params["blackbox"]["agents"][:1])
     params["stats"]["n_resamples"] = 200
+    if "calibration" in params:
+        params["calibration"]["repetitions"] = 5
     return params
 
 

@@ -1,13 +1,25 @@
 """SimLM profiles: plain behavioural parameters, each with the reason it has its value.
 
-None of these is fitted to a paper's numbers. ``mini``/``base``/``pro`` differ the way small,
-mid and strong chat models differ in long-context use; ``perfect`` is the reference upper bound
-(full recall, noiseless reader, no fatigue) that must solve every task within budget.
+The recall parameters (``RECALL_PARAMS``, the U-shaped curve of ``attention.py``) of ``mini``,
+``base`` and ``pro`` are fitted by the ``calibrate`` stage to published long-context measurements
+of one named model each (``pushbench.calibration``, params.yaml ``calibration:``) and read from
+``data/calibration/fitted.json``; the values written below are the documented priors the fit starts
+from (and what a profile uses if that file is absent). Every other parameter (window, reader noise,
+conflation, patience, guidance following, ...) is a documented prior no measurement covers. Nothing
+is fitted to the PushBench or ACG papers' numbers. ``perfect`` is the reference upper bound (full
+recall, noiseless reader, no fatigue) that must solve every task within budget.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pushbench import config
+
+RECALL_PARAMS = ("primacy", "primacy_span", "recency", "recency_span", "middle", "length_decay")
+FITTED_FILE = Path("data/calibration/fitted.json")  # written by the calibrate stage, committed
 
 
 @dataclass(frozen=True)
@@ -15,10 +27,12 @@ class Profile:
     name: str
     seed: int
     window: int  # tokens visible at all; older text is gone
-    recency_tokens: float  # recall decays as exp(-distance / recency_tokens)
-    recall_floor: float  # recall within the window never drops below this
-    middle_dip: float  # extra loss for facts in the middle of a long context (lost in the middle)
-    long_context: int  # context length at which the middle dip reaches full strength
+    primacy: float  # recall through the start of the context, at its very start
+    primacy_span: float  # ... decaying as exp(-x / primacy_span) over relative position x
+    recency: float  # recall through the end of the context, at its very end
+    recency_span: float  # ... decaying as exp(-(1 - x) / recency_span)
+    middle: float  # recall any visible fact has, whatever its position, in a 4,096-token context
+    length_decay: float  # ... falling as a power of length: middle * (n / 4096)**(-length_decay)
     false_positive: float  # reader calls an invalid hit valid
     false_negative: float  # reader misses a valid hit
     conflate: float  # counting from memory, a rejected/duplicate verdict is taken as progress
@@ -29,14 +43,15 @@ class Profile:
     check_status: float  # calls status() before claiming completion
     pages_per_submit: int  # search pages read before submitting the candidates found
     skip_checker: float  # work units: submits right after an edit without running the checker
+    calibrated_to: str = "priors (uncalibrated)"  # the published model(s) the recall parameters are fitted to
 
 
-PROFILES: dict[str, Profile] = {
+PRIORS: dict[str, Profile] = {
     "mini": Profile(
         name="mini", seed=101,
         window=32_000,  # small models: short usable context
-        recency_tokens=5_000,  # recall fades within a few tool results
-        recall_floor=0.15, middle_dip=0.45, long_context=16_000,
+        # recall priors: both ends well used, a weak middle that fades with length
+        primacy=0.6, primacy_span=0.1, recency=0.7, recency_span=0.1, middle=0.5, length_decay=0.4,
         false_positive=0.08, false_negative=0.12,  # sloppier judgment of snippets
         conflate=0.5,  # often counts submissions as successes
         patience=8, fatigue=0.6,
@@ -44,29 +59,56 @@ PROFILES: dict[str, Profile] = {
         pages_per_submit=2, skip_checker=0.5),
     "base": Profile(
         name="base", seed=202,
-        window=64_000, recency_tokens=12_000,
-        recall_floor=0.3, middle_dip=0.3, long_context=32_000,
+        window=64_000,
+        primacy=0.7, primacy_span=0.1, recency=0.8, recency_span=0.1,
+        middle=0.6, length_decay=0.3,
         false_positive=0.04, false_negative=0.06,
         conflate=0.3, patience=12, fatigue=0.4,
         follow_guidance=0.85, claim_on_stop=0.7, check_status=0.3,
         pages_per_submit=2, skip_checker=0.3),
     "pro": Profile(
         name="pro", seed=303,
-        window=128_000, recency_tokens=30_000,  # strong long-context recall
-        recall_floor=0.5, middle_dip=0.15, long_context=64_000,
+        window=128_000,  # strong long-context recall
+        primacy=0.8, primacy_span=0.1, recency=0.9, recency_span=0.1,
+        middle=0.7, length_decay=0.2,
         false_positive=0.02, false_negative=0.03,
         conflate=0.1, patience=20, fatigue=0.2,
         follow_guidance=0.95, claim_on_stop=0.6, check_status=0.6,
         pages_per_submit=2, skip_checker=0.1),
     "perfect": Profile(
         name="perfect", seed=404,
-        window=10**9, recency_tokens=float("inf"),
-        recall_floor=1.0, middle_dip=0.0, long_context=10**9,
+        window=10**9, primacy=1.0, primacy_span=1.0, recency=1.0, recency_span=1.0,
+        middle=1.0, length_decay=0.0,
         false_positive=0.0, false_negative=0.0,
         conflate=0.0, patience=10**6, fatigue=0.0,
         follow_guidance=1.0, claim_on_stop=1.0, check_status=0.0,
         pages_per_submit=1, skip_checker=0.0),
 }
+
+
+def load_fitted(path: Path | None = None) -> dict[str, dict[str, object]]:
+    """The calibrate stage's fitted recall parameters by profile ({} when the file is absent)."""
+    path = path or config.ROOT / FITTED_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return {name: entry for name, entry in data["profiles"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path.name}: not a calibration file ({exc}); rerun the calibrate stage") from exc
+
+
+def calibrated(priors: dict[str, Profile], fitted: dict[str, dict[str, object]]) -> dict[str, Profile]:
+    """Each prior profile with the recall parameters fitted for it (profiles not fitted unchanged)."""
+    out = dict(priors)
+    for name, entry in fitted.items():
+        if name in out:
+            params = {k: float(v) for k, v in dict(entry["params"]).items() if k in RECALL_PARAMS}  # type: ignore[arg-type]
+            out[name] = replace(out[name], calibrated_to=str(entry["calibrated_to"]), **params)  # type: ignore[arg-type]
+    return out
+
+
+PROFILES: dict[str, Profile] = calibrated(PRIORS, load_fitted())
 
 
 def get_profile(name: str, **overrides: object) -> Profile:
