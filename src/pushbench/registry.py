@@ -131,6 +131,4 @@ MINDS = Registry("SimLM mind", {
                                            "submit", "status", "final"})}),
     "corpus": Entry("pushbench.tasks.corpus.mind:CorpusMind",
                     meta={"tools": frozenset({"search", "get_document", "answer"})}),
-    "probe": Entry("pushbench.calibration.probe:ProbeMind",  # the recall probe (calibrate stage)
-                   meta={"tools": frozenset({"answer"})}),
 })

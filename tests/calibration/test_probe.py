@@ -7,15 +7,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pushbench.calibration.probe import TOOLS, build_context, layout, question, run_probe
-from pushbench.policies.sim import SimLM
+from pushbench.calibration.probe import TOOLS, ProbeMind, build_context, layout, question, run_probe
 from pushbench.policies.sim.attention import recall_probability
 from pushbench.policies.sim.profiles import PROFILES
 
 
-def test_simlm_plays_the_probe_through_its_registered_mind() -> None:
+def test_simlm_answers_the_probe_from_the_messages() -> None:
     context = build_context(10, 147, 1)
-    turn = SimLM("sim/perfect").act(question(context, 4), TOOLS, seed=0)
+    turn = ProbeMind(PROFILES["perfect"], 0).act(question(context, 4), TOOLS)
     assert turn.call is not None and turn.call.name == "answer"
     assert '"value": "%s"' % context.values[3] in turn.call.arguments  # full recall: always right
 
@@ -24,7 +23,7 @@ def test_a_forgotten_document_gets_no_answer() -> None:
     profile = replace(PROFILES["base"], primacy=0.0, recency=0.0, middle=0.0)
     context = build_context(10, 147, 1)
     assert run_probe(profile, context, 5, 10, seed=1) == 0.0
-    turn = SimLM(profile).act(question(context, 5), TOOLS, seed=0)
+    turn = ProbeMind(profile, 0).act(question(context, 5), TOOLS)
     assert '"unknown"' in turn.call.arguments
 
 

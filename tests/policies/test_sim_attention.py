@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pushbench.policies.sim import PROFILES, get_profile
-from pushbench.policies.sim.attention import (length_term, position_curve, recall_probability, recalled_mask,
+from pushbench.policies.sim.attention import (length_term, position_curve, recall_probability, recalled_mask, recalls,
                                               stable_uniform)
 
 
@@ -146,3 +146,15 @@ def test_profiles_are_ordered_and_overridable() -> None:
     assert PROFILES["base"].conflate == 0.3  # the registry is not modified
     with pytest.raises(KeyError, match="unknown SimLM profile"):
         get_profile("huge")
+
+
+def test_recalls_draws_one_fact_at_its_probability() -> None:
+    profile = PROFILES["base"]
+    total = 40_000
+    p_start = float(recall_probability(profile, np.array([0]), total)[0])
+    p_mid = float(recall_probability(profile, np.array([total // 2]), total)[0])
+    start = np.mean([recalls(profile, 0, total, 1, "rule", step) for step in range(4000)])
+    mid = np.mean([recalls(profile, total // 2, total, 1, "rule", step) for step in range(4000)])
+    assert start == pytest.approx(p_start, abs=0.03) and mid == pytest.approx(p_mid, abs=0.03)
+    assert recalls(PROFILES["perfect"], 0, 10**6, 1, "rule", 0)
+    assert not recalls(profile, 0, 3 * profile.window, 1, "rule", 0)  # beyond the window: gone

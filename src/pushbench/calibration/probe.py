@@ -3,9 +3,10 @@
 A context of ``n`` documents, each its own message and each stating the value of one key (the
 key-value retrieval shape of Lost in the Middle; one document holds the answer, the others are
 distractors), is followed by a question about the key of the document at one position. SimLM
-answers it through the same path every family's mind uses: a ``Mind`` whose ``ContextReader``
-parses each message into facts with token offsets, and ``recalled_mask`` over them at the question
-step. A document it does not recall leaves it without an answer (``unknown``), which is wrong.
+answers it through the same path every family's mind uses: a ``Mind`` (``ProbeMind``, given the
+messages and tool schemas as ``SimLM.act`` gives a family's mind) whose ``ContextReader`` parses
+each message into facts with token offsets, and ``recalled_mask`` over them at the question step.
+It is not a registered family mind: the probe is no task family (no environment, no verifier). A document it does not recall leaves it without an answer (``unknown``), which is wrong.
 
 ``layout`` reads a context once and returns where each document sits (token offset) and the
 context's total length, which is all ``attention.recall_probability`` needs: ``fit.py`` uses it to
@@ -22,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
-from pushbench.policies.sim import SimLM
 from pushbench.policies.sim.attention import recalled_mask
 from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.profiles import Profile
 
 DOC = 0
 SYSTEM = "You are a careful assistant. Answer from the documents you were given."
-TASK = "Read the documents that follow. Afterwards you will be asked for the value of one key; answer with the answer tool."
+TASK = ("Read the documents that follow. Afterwards you will be asked for the value of one key; "
+        "answer with the answer tool.")
 _DOC_LINE = re.compile(r"^Document (\d+): the value of key (\S+) is (\d+)\.$")
 _QUESTION = re.compile(r"^Question: what is the value of key (\S+)\?$")
 TOOLS = [{"type": "function", "function": {
@@ -58,7 +59,8 @@ def build_context(n_docs: int, doc_tokens: int, seed: int) -> Context:
     filler_words = max(1, doc_tokens - 24)  # the key line takes about 24 tokens; the words ~1 each
     for i in range(n_docs):
         words = " ".join(rng.choice(_WORDS, filler_words))
-        messages.append({"role": "user", "content": f"{words}.\nDocument {i + 1}: the value of key {keys[i]} is {values[i]}."})
+        line = f"Document {i + 1}: the value of key {keys[i]} is {values[i]}."
+        messages.append({"role": "user", "content": f"{words}.\n{line}"})
     return Context(tuple(messages), keys, values)
 
 
@@ -108,11 +110,10 @@ def layout(context: Context, profile: Profile) -> Layout:
 
 def run_probe(profile: Profile, context: Context, position: int, repetitions: int, seed: int) -> float:
     """SimLM's accuracy on the document at ``position`` over ``repetitions`` request seeds."""
-    sim = SimLM(profile, cache_size=1)
     messages = question(context, position)
     right = 0
     for rep in range(repetitions):
-        turn = sim.act(messages, TOOLS, seed=seed * 100_003 + rep)
+        turn = ProbeMind(profile, seed * 100_003 + rep).act(messages, TOOLS)
         args = turn.call.arguments if turn.call is not None else {}
         value = (json.loads(args) if isinstance(args, str) else args).get("value")
         right += int(value == context.values[position - 1])

@@ -78,7 +78,8 @@ def build_points(settings: Settings, target: Target) -> tuple[list[Context], lis
         contexts.append(build_context(n_docs, settings.doc_tokens, settings.seed))
         for (n, position), value in litm.items():
             if n == n_docs:
-                points.append(Point("litm", f"{n} docs, position {position}", len(contexts) - 1, (position - 1,), value))
+                label = f"{n} docs, position {position}"
+                points.append(Point("litm", label, len(contexts) - 1, (position - 1,), value))
     first = len(points)
     for length, value in ruler.items():
         n_docs = max(1, round(length / settings.doc_tokens))

@@ -64,3 +64,10 @@ def recalled_mask(profile: Profile, offsets: np.ndarray, total: int, seed: int, 
         return np.ones(len(offsets), dtype=bool)
     draws = np.random.default_rng([profile.seed, seed, step]).random(len(offsets))
     return draws < recall_probability(profile, offsets, total)
+
+
+def recalls(profile: Profile, offset: int, total: int, *key: object) -> bool:
+    """Whether one fact at ``offset`` (the task text, a prompt rule) is recalled now; ``key`` (e.g.
+    seed, "rule", step) fixes the draw, independent of ``recalled_mask``'s draws for the facts."""
+    prob = float(recall_probability(profile, np.array([offset]), total)[0])
+    return prob >= 1.0 or stable_uniform(profile.seed, "recalls", *key) < prob

@@ -103,8 +103,9 @@ def calibrated(priors: dict[str, Profile], fitted: dict[str, dict[str, object]])
     out = dict(priors)
     for name, entry in fitted.items():
         if name in out:
-            params = {k: float(v) for k, v in dict(entry["params"]).items() if k in RECALL_PARAMS}  # type: ignore[arg-type]
-            out[name] = replace(out[name], calibrated_to=str(entry["calibrated_to"]), **params)  # type: ignore[arg-type]
+            values: dict[str, object] = dict(entry["params"])  # type: ignore[call-overload]
+            params = {k: float(v) for k, v in values.items() if k in RECALL_PARAMS}  # type: ignore[arg-type]
+            out[name] = replace(out[name], calibrated_to=str(entry["calibrated_to"]), **params)
     return out
 
 
