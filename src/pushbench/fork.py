@@ -329,20 +329,23 @@ def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int
 
 # --------------------------------------------------------------------------- the `forks` DVC stage
 
+OUT = "forks"  # the stage's run folder under data/runs (the viewer stage shows it beside its parents)
+
 def stage() -> Path:
     """Fork the configured run's failed episodes (params ``forks``) into ``data/runs/forks``, scored."""
     from pushbench import config
     from pushbench.scoring import score_run
 
     params = config.params("forks")
-    out = config.RUNS / str(params.get("out", "forks"))
+    out = config.RUNS / OUT
     models = params.get("models")
     selection = Selection(params.get("from_controller"), tuple(models) if models else None, params.get("per_model"))
     run_forks(config.RUNS / params["run"], out, ",".join(str(a) for a in params["at"]), params["controller"],
               params.get("memory"), params.get("model"), None, int(config.params("seed")),
-              selection=selection, workers=int(params.get("workers") or config.params("run.workers")))
-    if (out / "episodes.jsonl").is_file():
-        score_run(out)
+              selection=selection, workers=int(config.params("run.workers")))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "episodes.jsonl").touch()  # no failed parent: an empty run folder, still scored
+    score_run(out)
     return out
 
 
