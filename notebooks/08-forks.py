@@ -43,8 +43,9 @@ from pushbench.scoring import load_episodes
 style()
 forked = load_episodes(forks)
 grid = load_results(results, experiment)
-note = label_models(list(forked.model.unique()) + list(grid.model.unique()))
-print(f"{len(forked)} forks of {forked.parent.nunique()} failed {from_controller} episodes of {experiment}; {note}")
+note = label_models(list(grid.model.unique()) + (list(forked.model.unique()) if len(forked) else []))
+parents = forked.parent.nunique() if len(forked) else 0
+print(f"{len(forked)} forks of {parents} failed {from_controller} episodes of {experiment}; {note}")
 
 # %% [markdown]
 # ## Compute
