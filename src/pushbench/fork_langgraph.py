@@ -80,7 +80,11 @@ def replay_into(graph: Any, config: dict[str, Any], spec: forks.ForkSpec, trace:
     """Run the recorded condition's graph on the recorded messages up to step K; its checkpoint there."""
     parent = spec.parent
     env = get_family(task.family).environment(task)
-    window = forks.make_policy(parent["model"]).context_window
+    try:
+        window = forks.make_policy(parent["model"]).context_window  # the recorded window: the same evictions
+    except Exception as err:  # an API model without its settings here
+        raise forks.ForkError(f"cannot rebuild the recorded model {parent['model']!r}: "
+                              f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
     controller, memory = CONTROLLERS.make(parent["controller"]), MEMORIES.make(parent["memory"])
     cut = prefix_end(turns, spec.at)
     recorded = [m for m in trace["messages"][:cut] if m.get("role") == "assistant"]
