@@ -164,3 +164,49 @@ def test_memgpt_summaries_are_replayed_from_the_recording(monkeypatch, tmp_path:
     fork_row, fork_trace = fork_episode(ForkSpec(row, k, "standard", "memgpt", row["model"]), trace, task(TASK), MASTER)
     assert fork_trace["messages"][:cut] == trace["messages"][:cut]
     assert fork_row["replay_side_calls"] == 0 and fork_row["llm_calls"] < row["llm_calls"]
+
+
+def test_parents_are_selected_by_controller_and_model_and_capped_evenly() -> None:
+    from pushbench.fork import Selection, select_parents
+
+    rows = [{"episode_id": f"e{i:02d}", "controller": c, "model": m, "success": ok}
+            for i, (c, m, ok) in enumerate([(c, m, i % 4 == 0) for i in range(40)
+                                            for c, m in [(("standard", "gated")[i % 2], ("sim/mini", "sim/base")[i // 20])]])]
+    picked = select_parents(rows, Path("r"), Selection("standard", ("sim/mini",)))
+    assert picked and all(r["controller"] == "standard" and r["model"] == "sim/mini" and not r["success"] for r in picked)
+    capped = select_parents(rows, Path("r"), Selection("standard", None, per_model=3))
+    by_model = {m: [r["episode_id"] for r in capped if r["model"] == m] for m in ("sim/mini", "sim/base")}
+    assert all(len(ids) == 3 for ids in by_model.values())
+    every = select_parents(rows, Path("r"), Selection("standard", ("sim/mini",)))
+    assert by_model["sim/mini"] == [r["episode_id"] for r in every][::2][:3]  # spread over the ids, not the first 3
+    with pytest.raises(ForkError, match="is not scored"):
+        select_parents([{"episode_id": "x"}], Path("r"), Selection())
+
+
+def test_the_forks_stage_forks_the_configured_failures_and_scores_them(recorded, monkeypatch, tmp_path: Path) -> None:
+    import shutil
+
+    import pushbench.config
+    from pushbench.fork import stage
+    from pushbench.scoring import score_run
+
+    run_dir, _ = recorded
+    score_run(run_dir)
+    runs = tmp_path / "runs"
+    shutil.copytree(run_dir, runs / "parent")
+    params = {**pushbench.config.params(), "seed": MASTER, "run": {"workers": 2},
+              "forks": {"run": "parent", "from_controller": "standard", "controller": "stateqgp", "at": ["50%"],
+                        "models": ["sim/mini"], "per_model": 1}}
+    monkeypatch.setattr(pushbench.config, "RUNS", runs)
+    monkeypatch.setattr(pushbench.config, "params", lambda key=None: params if key is None else
+                        __import__("functools").reduce(lambda node, part: node[part], key.split("."), params))
+    failed = [json.loads(line) for line in (run_dir / "scored.jsonl").read_text().splitlines()]
+    failed = [r for r in failed if not r["success"]]
+    if not failed:
+        pytest.skip("SimLM succeeded on every recorded episode")
+    out = stage()
+    scored = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
+    assert len(scored) == 1 and (out / "episodes.jsonl").is_file()  # per_model: 1
+    for row in scored:
+        assert row["parent"] in {r["episode_id"] for r in failed} and row["fork_at"] == "50%"
+        assert row["controller"] == "stateqgp" and "success" in row

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pushbench.backends.native import EpisodeRun, apply, control, decode, record_turn, start_memory, step
+from pushbench.backends.native import EpisodeRun, apply, control, decode, start_memory, step, stopped
 from pushbench.memory.base import Event, bind_llm, memory_tools
 from pushbench.policies import make_policy
-from pushbench.policies.base import turn_from_message
+from pushbench.policies.base import PolicyStop, turn_from_message
 from pushbench.registry import CONTROLLERS, MEMORIES, UnknownName
 from pushbench.runner.files import read_done, sort_jsonl, trace_name, write_trace
 from pushbench.runner.grid import EpisodeSpec
@@ -46,11 +46,13 @@ class ForkSpec:
     memory: str
     model: str
     label: str = ""  # how --at named this step ("50%" or "12")
+    backend: str = "native"  # the loop the fork continues on (langgraph: from a checkpoint of the replay)
 
     @property
     def episode(self) -> EpisodeSpec:
         p = self.parent
-        return EpisodeSpec(p["family"], p["task_id"], self.controller, self.memory, self.model, "native", int(p["seed"]))
+        return EpisodeSpec(p["family"], p["task_id"], self.controller, self.memory, self.model, self.backend,
+                           int(p["seed"]))
 
     @property
     def episode_id(self) -> str:
@@ -88,9 +90,32 @@ def check_names(controller: str, memory: str, model: str) -> None:
         raise ForkError(str(err).splitlines()[0] if str(err) else f"cannot make model {model!r}") from None
 
 
-def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
-                 policy_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run one fork; return its row and its trace."""
+@dataclass
+class Prefix:
+    """The fork's live objects brought to step K by the replay (no model call for the agent)."""
+
+    run: EpisodeRun
+    policy: Any
+    controller: Any
+    memory: Any
+    seed: int
+    turns: list[Turn]  # the recorded external turns
+    side_calls: int  # the new model's calls for the memory's own requests during the replay
+
+
+def recorded_turns(spec: ForkSpec, trace: dict[str, Any]) -> list[Turn]:
+    own = frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(spec.parent["memory"])))
+    turns = [t for t in walk(trace["messages"], own) if t.step is not None]
+    if not 0 <= spec.at < len(turns):
+        raise ForkError(f"--at must be from 0 to {len(turns) - 1} for {spec.parent['episode_id']} "
+                        f"({len(turns)} recorded steps), got {spec.at}")
+    return turns
+
+
+def replay_prefix(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
+                  policy_options: dict[str, Any] | None = None) -> Prefix:
+    """A fresh environment, the new controller, memory and model, and the recorded steps before K
+    re-executed under the recorded controller (each observation checked against the recording)."""
     env = get_family(task.family).environment(task)
     policy = make_policy(spec.model, **(policy_options or {}))
     controller, memory = CONTROLLERS.make(spec.controller), MEMORIES.make(spec.memory)
@@ -99,27 +124,40 @@ def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: 
     start_memory(memory, controller, env)
     run = EpisodeRun(env)
     messages = trace["messages"]
-    own = frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(spec.parent["memory"])))
-    turns = [t for t in walk(messages, own) if t.step is not None]
-    if not 0 <= spec.at < len(turns):
-        raise ForkError(f"--at must be from 0 to {len(turns) - 1} for {spec.parent['episode_id']} "
-                        f"({len(turns)} recorded steps), got {spec.at}")
+    turns = recorded_turns(spec, trace)
     same_memory = spec.memory == spec.parent["memory"]  # the recorded memory calls are replayed into it
     recorded_summaries = same_memory and spec.model == spec.parent["model"]  # same window: same evictions
     side = iter([m for m in messages if str(m.get("name") or "").startswith("memory-")])
     for turn in turns[: spec.at]:
         _replay_turn(run, turn, messages, memory, recorded_controller, policy, seed, same_memory,
                      side if recorded_summaries else None)
-    calls = run.llm_calls
-    tools = env.schemas()
-    while not env.done:
-        step(run, policy, controller, memory, tools, seed)
+    return Prefix(run, policy, controller, memory, seed, turns, run.llm_calls)
+
+
+def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
+                 policy_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one fork; return its row and its trace."""
+    if spec.backend == "langgraph":
+        from pushbench.fork_langgraph import fork_on_langgraph
+
+        prefix = fork_on_langgraph(spec, trace, task, master_seed, policy_options)
+    elif spec.backend == "native":
+        prefix = replay_prefix(spec, trace, task, master_seed, policy_options)
+        run, tools = prefix.run, prefix.run.env.schemas()
+        while not run.env.done:
+            try:
+                step(run, prefix.policy, prefix.controller, prefix.memory, tools, prefix.seed)
+            except PolicyStop as stop:
+                stopped(run, prefix.memory, stop)
+    else:
+        raise ForkError(f"forks run on the native or langgraph backend, not {spec.backend!r}")
+    run = prefix.run
     row = {"episode_id": spec.episode_id, **_spec_dict(spec.episode), "target": task.target,
            "budget": task.budget, "llm_calls": run.llm_calls, "input_tokens": run.input_tokens,
            "output_tokens": run.output_tokens, "parent": spec.parent["episode_id"], "fork_step": spec.at,
-           "fork_at": spec.label or str(spec.at), "replay_side_calls": calls}
+           "fork_at": spec.label or str(spec.at), "replay_side_calls": prefix.side_calls}
     out_trace = {"episode_id": spec.episode_id, "objective": task.objective, "messages": run.transcript,
-                 "events": env.verifier.events, "parent": spec.parent["episode_id"], "fork_step": spec.at}
+                 "events": run.env.verifier.events, "parent": spec.parent["episode_id"], "fork_step": spec.at}
     return row, out_trace
 
 
@@ -192,33 +230,77 @@ def fork_steps(at: str, steps: int) -> list[int]:
     return [k for _, k in fork_points(at, steps)]
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which recorded episodes a grid of forks starts from (``None``: no restriction)."""
+
+    controller: str | None = None  # the parents' controller
+    models: tuple[str, ...] | None = None  # the parents' models
+    per_model: int | None = None  # at most this many failed parents per model, evenly by episode id
+
+
+def select_parents(rows: list[dict[str, Any]], run_dir: Path, selection: Selection) -> list[dict[str, Any]]:
+    if rows and "success" not in rows[0]:
+        raise ForkError(f"{run_dir} is not scored: run `pushbench score {run_dir}` to find its failed episodes")
+    failed = [r for r in rows if not r.get("success")
+              and (selection.controller is None or r["controller"] == selection.controller)
+              and (selection.models is None or r["model"] in selection.models)]
+    if selection.per_model is None:
+        return failed
+    out = []
+    for model in sorted({r["model"] for r in failed}):
+        mine = sorted((r for r in failed if r["model"] == model), key=lambda r: r["episode_id"])
+        every = max(1, -(-len(mine) // selection.per_model))  # ceil: an even sample by episode id
+        out.extend(mine[::every][: selection.per_model])
+    return out
+
+
 def run_forks(run_dir: Path, out: Path, at: str, controller: str, memory: str | None, model: str | None,
-              episode: str | None, master_seed: int) -> list[str]:
-    """Fork ``episode`` (or every failed episode of ``run_dir``) at each step of ``at``; resumable."""
+              episode: str | None, master_seed: int, *, backend: str | None = None,
+              selection: Selection = Selection(), workers: int = 1) -> list[str]:
+    """Fork ``episode`` (or every failed episode of ``run_dir`` the selection keeps) at each step
+    of ``at``; ``backend`` None: each parent's own; resumable."""
     rows = load_run(run_dir)
     if episode is not None:
         parents = [r for r in rows if r["episode_id"] == episode]
         if not parents:
             raise ForkError(f"episode {episode!r} is not in {run_dir}")
     else:
-        if rows and "success" not in rows[0]:
-            raise ForkError(f"{run_dir} is not scored: run `pushbench score {run_dir}` to find its failed episodes")
-        parents = [r for r in rows if not r.get("success")]
+        parents = select_parents(rows, Path(run_dir), selection)
+    if backend not in (None, "native", "langgraph"):
+        raise ForkError(f"--backend must be native or langgraph, got {backend!r}")
     specs = []
     for parent in parents:
         if "steps" not in parent and any(p.endswith("%") for p in at.split(",")):
             raise ForkError(f"{run_dir} is not scored: percentages of --at need each episode's steps")
+        on = backend or ("langgraph" if parent.get("backend") == "langgraph" else "native")
         for label, k in fork_points(at, int(parent.get("steps", 0))):
-            specs.append(ForkSpec(parent, k, controller, memory or parent["memory"], model or parent["model"], label))
+            specs.append(ForkSpec(parent, k, controller, memory or parent["memory"], model or parent["model"],
+                                  label, on))
     for name in {(s.controller, s.memory, s.model) for s in specs}:
         check_names(*name)
-    return _run_specs(Path(run_dir), Path(out), specs, master_seed)
+    return _run_specs(Path(run_dir), Path(out), specs, master_seed, workers)
 
 
-def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int) -> list[str]:
+def _job(job: tuple[ForkSpec, Path, Any, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    spec, run_dir, task, master_seed = job
+    return fork_episode(spec, read_recording(run_dir, spec.parent["episode_id"]), task, master_seed)
+
+
+def _results(jobs: list[tuple[ForkSpec, Path, Any, int]], workers: int):
+    if workers <= 1 or len(jobs) <= 1:
+        yield from map(_job, jobs)
+        return
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap_unordered(_job, jobs, chunksize=1)
+
+
+def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int, workers: int = 1) -> list[str]:
     tasks: dict[str, dict[str, Any]] = {}
     done = read_done(out / "episodes.jsonl")
-    written = []
+    jobs = []
     for spec in specs:
         if spec.episode_id in done:
             continue
@@ -231,11 +313,45 @@ def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int
         task = tasks[family].get(spec.parent["task_id"])
         if task is None:
             raise ForkError(f"task {spec.parent['task_id']!r} is not in the {family} manifest")
-        row, trace = fork_episode(spec, read_recording(run_dir, spec.parent["episode_id"]), task, master_seed)
-        write_trace(out / "traces", spec.episode_id, trace)
+        if not (run_dir / "traces" / trace_name(spec.parent["episode_id"])).is_file():  # before anything is written
+            raise ForkError(f"no trace of {spec.parent['episode_id']} in {run_dir}")
+        jobs.append((spec, run_dir, task, master_seed))
+    written = []
+    for row, trace in _results(jobs, workers):
+        write_trace(out / "traces", row["episode_id"], trace)
         with open(out / "episodes.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(row, sort_keys=True) + "\n")
-        written.append(spec.episode_id)
+        written.append(row["episode_id"])
     if (out / "episodes.jsonl").is_file():
         sort_jsonl(out / "episodes.jsonl")
-    return written
+    return sorted(written)
+
+
+# --------------------------------------------------------------------------- the `forks` DVC stage
+
+OUT = "forks"  # the stage's run folder under data/runs (the viewer stage shows it beside its parents)
+
+def stage() -> Path:
+    """Fork the configured run's failed episodes (params ``forks``) into ``data/runs/forks``, scored."""
+    from pushbench import config
+    from pushbench.scoring import score_run
+
+    params = config.params("forks")
+    out = config.RUNS / OUT
+    models = params.get("models")
+    selection = Selection(params.get("from_controller"), tuple(models) if models else None, params.get("per_model"))
+    run_forks(config.RUNS / params["run"], out, ",".join(str(a) for a in params["at"]), params["controller"],
+              params.get("memory"), params.get("model"), None, int(config.params("seed")),
+              selection=selection, workers=int(config.params("run.workers")))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "episodes.jsonl").touch()  # no failed parent: an empty run folder, still scored
+    score_run(out)
+    return out
+
+
+if __name__ == "__main__":
+    import time
+
+    began = time.perf_counter()
+    written = stage()
+    print(f"forks -> {written.name}/ in {time.perf_counter() - began:.0f} s")

@@ -93,8 +93,10 @@ def load_decision(data: dict[str, Any]) -> Decision:
 
 def policy_node(state: EpisodeState, runtime: Runtime[Episode]) -> dict[str, Any]:
     ep = runtime.context
-    turn = take_turn(ep.run, ep.policy, ep.memory, ep.tools, ep.seed)
-    return {"transcript": _wrap([turn.message]), "status": _status(ep.run, None)}
+    before = len(ep.run.transcript)
+    take_turn(ep.run, ep.policy, ep.memory, ep.tools, ep.seed)
+    # the memory's own calls and requests of this turn too: the checkpoint holds the whole transcript
+    return {"transcript": _wrap(ep.run.transcript[before:]), "status": _status(ep.run, None)}
 
 
 def _last_turn(state: EpisodeState) -> Turn:

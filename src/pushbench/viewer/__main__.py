@@ -1,4 +1,5 @@
-"""The ``viewer`` DVC stage: one site for every experiment's run folder, written to data/viewer."""
+"""The ``viewer`` DVC stage: one site for every experiment's run folder (and the ``forks`` stage's,
+so each fork is listed beside its parent), written to data/viewer."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ from pushbench import config
 from pushbench.viewer.site import build_site
 
 OUT = config.DATA / "viewer"
+FORKS = "forks"  # pushbench.fork.OUT (not imported: the stage does not depend on the fork code)
 
 
 def main() -> None:
     names = sorted(config.params("experiments"))
+    names += [FORKS] if "forks" in config.params() else []
     runs = [config.DATA / "runs" / name for name in names if (config.DATA / "runs" / name).is_dir()]
     stats = build_site(runs, OUT)
     print(f"viewer: {stats.pages} episode pages of {len(runs)} runs -> {OUT.relative_to(config.ROOT)}/index.html")

@@ -34,14 +34,18 @@ def fork(run: Path = typer.Option(..., "--run", help="The recorded run folder.")
          out: Path = typer.Option(..., "--out", help="Run folder for the forks (episodes.jsonl, traces/, scored.jsonl)."),
          episode: Optional[str] = typer.Option(None, "--episode", help="One episode id (default: every failed episode of the run)."),
          memory: Optional[str] = typer.Option(None, "--memory", help="The fork's memory (default: the episode's)."),
-         model: Optional[str] = typer.Option(None, "--model", help="The fork's model (default: the episode's).")) -> None:
+         model: Optional[str] = typer.Option(None, "--model", help="The fork's model (default: the episode's)."),
+         backend: Optional[str] = typer.Option(None, "--backend", help="native or langgraph (from a replayed checkpoint history; default: the episode's)."),
+         from_controller: Optional[str] = typer.Option(None, "--from-controller", help="Grid form: only failed episodes of this controller."),
+         workers: int = typer.Option(1, "--workers", min=1, help="Forks run in this many processes.")) -> None:
     """Replay recorded episodes up to a step without calling the model, then continue under another condition."""
     from pushbench import config
-    from pushbench.fork import ForkError, run_forks
+    from pushbench.fork import ForkError, Selection, run_forks
     from pushbench.scoring import ScoringError, load_episodes, score_run, summarize
 
     try:
-        written = run_forks(run, out, at, controller, memory, model, episode, int(config.params("seed")))
+        written = run_forks(run, out, at, controller, memory, model, episode, int(config.params("seed")),
+                            backend=backend, selection=Selection(controller=from_controller), workers=workers)
         if (out / "episodes.jsonl").is_file():
             score_run(out)
     except (ForkError, ScoringError) as err:
