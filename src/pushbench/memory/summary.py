@@ -18,7 +18,6 @@ from typing import Any
 
 from pushbench import config, guidance
 from pushbench.memory.base import Event, SideLLM
-from pushbench.memory.memgpt import plain
 from pushbench.tokens import count_message_tokens
 
 
@@ -119,6 +118,8 @@ class SummaryMemory:
         self.view = None
 
     def _summarise(self, history: list[dict[str, Any]]) -> str:
+        from pushbench.memory.memgpt import plain  # memgpt's text form of a turn (imported only when needed)
+
         if self.llm is None:
             return f"(no summary: {len(history)} messages were condensed without a model to summarise them)"
         previous = [{"role": "user", "content": str(self.summary["content"])}] if self.summary else []
