@@ -53,6 +53,8 @@ NOT_READ_BY_SIMLM = {
                     "memory tools are offered, not on this text",
     "evicted-summary": "MemGPT's header over the summary; SimLM reads the summary's note lines below it "
                        "(guidance.note_facts), not the header",
+    "condensed-summary": "the rolling summary's header; SimLM reads the quotations below it "
+                         "(guidance.quoted_blocks, note_facts), not the header",
     "retrieved": "LangGraph store's header over retrieved items; SimLM reads the items' own lines, not the header",
     "retrieved-item": "LangGraph store's per-item header; SimLM reads the item's own lines, not the header",
     "acg-view": "ACG's header over its decision view; SimLM reads the quoted evidence lines below it "
@@ -77,9 +79,10 @@ Q, ONE_PAGE = "test httpbin", "pyopenssl"  # 5 pages; 1 page
 
 
 def sim_modules() -> list[Any]:
-    """SimLM's modules: the package, its memory skills, and every registered mind with its bases."""
+    """SimLM's modules: the package, its memory skills and summaries, and every registered mind with its bases."""
     mods = {importlib.import_module("pushbench.policies.sim"),
-            importlib.import_module("pushbench.policies.sim.memory_skills")}
+            importlib.import_module("pushbench.policies.sim.memory_skills"),
+            importlib.import_module("pushbench.policies.sim.summary")}
     for name in MINDS:
         for cls in MINDS.load(name).__mro__:
             mods.add(sys.modules[cls.__module__])
@@ -142,6 +145,9 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
     ("summary-request", g.SUMMARY_SYSTEM, (), lambda t: bool(g.SUMMARY_CUE.search(t)), True),
     ("evicted-summary", g.evicted_summary(12, 40, g.count_note(3, 10)), ("12", "40"),
      lambda t: [f for line in t.splitlines() for f in g.note_facts(line)], [("count", "", 3)]),
+    ("condensed-summary", g.condensed_summary(12, 3000, g.quoted("submit U02: accepted (checker passed).")),
+     ("12", "3000"), lambda t: [f for line in t.splitlines() for f in g.note_facts(line)], [("done", "U02", 0)]),
+    ("condense-request", g.condense_request(900), ("900",), lambda t: g.SUMMARY_LIMIT.match(t).group(1), "900"),
     ("core-block", g.core_block("progress", g.count_note(3, 10), 2_000),
      ("progress", "33", "2000", g.count_note(3, 10)),
      lambda t: g.PROGRESS_BLOCK.search(t).group(1), g.count_note(3, 10)),
@@ -396,7 +402,7 @@ def emitted(envs: dict[str, Callable[[], Any]]) -> dict[tuple[str, str, str], li
                 seen += policy.seen
     for family, controllers in (("reposcan", ("standard", "stateqgp")), ("dataops", ("unitqgp",))):
         for controller in controllers:
-            for memory in ("memgpt", "langgraph-store", "acg"):
+            for memory in ("memgpt", "langgraph-store", "acg", "summary"):
                 policy = Recorder(SimLM("sim/mini"), window=6_000)  # a small window: warnings, evictions, retrieval
                 run_native(envs[family](SIM_TASKS[family]), policy, make_controller(controller), make_memory(memory), 5)
                 views[(controller, family, memory)] = policy.seen
@@ -443,7 +449,7 @@ def test_system_notes_and_memory_prompts_are_forms(emitted) -> None:
 def test_the_episodes_reach_every_controller_and_memory_form(emitted) -> None:
     seen = {f.name for views in emitted.values() for line in guidance_lines(views) for f in g.forms_of(line)}
     wanted = {n for n, f in g.FORMS.items() if f.source == "controller"}
-    wanted |= {"memory-warning", "evicted-summary", "retrieved", "acg-view", "acg-unassigned"}
+    wanted |= {"memory-warning", "evicted-summary", "retrieved", "acg-view", "acg-unassigned", "condensed-summary"}
     assert wanted <= seen, f"never emitted: {sorted(wanted - seen)}"
 
 

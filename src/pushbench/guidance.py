@@ -252,6 +252,24 @@ def quoted_blocks(text: str) -> list[str]:
     return ["\n".join(block) for block in blocks if block]
 
 
+# --- the rolling summary (memory/summary.py): its request and the summary message ------------------
+# The request's system message is SUMMARY_SYSTEM (SimLM: a summary request); its last message asks
+# for a size the summary must keep to, which SimLM reads with SUMMARY_LIMIT.
+CONDENSED = re.compile(r"^\[memory\] Summary of the (\d+) earlier messages of this episode, written by you when "
+                       r"the history passed (\d+) tokens; the recent messages follow\.$", re.M)
+SUMMARY_LIMIT = re.compile(r"^Summarize the messages above now in at most (\d+) tokens")  # SimLM: its size limit
+
+
+def condense_request(limit: int) -> str:
+    return (f"Summarize the messages above now in at most {limit} tokens; they will be replaced by your "
+            "summary. Quote facts you will need with a leading '| '.")
+
+
+def condensed_summary(messages: int, threshold: int, summary: str) -> str:
+    return (f"[memory] Summary of the {messages} earlier messages of this episode, written by you when the "
+            f"history passed {threshold} tokens; the recent messages follow.\n{summary}")
+
+
 # --- LangGraph store: the retrieved-items message --------------------------------------------------
 RETRIEVED = "[memory] Retrieved from the long-term store (for the task and the latest event):"
 RETRIEVED_ITEM = re.compile(r"^\(memory from step (-?\d+), (\w+)\)$", re.M)
@@ -371,6 +389,8 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("memory-warning", "memory", _exact(MEMORY_WARNING), (WARNING_CUE,)),
     Form("summary-request", "memory", _exact(SUMMARY_SYSTEM), (SUMMARY_CUE,)),
     Form("evicted-summary", "memory", EVICTED),
+    Form("condensed-summary", "memory", CONDENSED),
+    Form("condense-request", "memory", SUMMARY_LIMIT, (SUMMARY_LIMIT,)),
     Form("core-block", "memory", CORE_BLOCK, (PROGRESS_BLOCK,)),
     Form("memory-stats", "memory", MEMORY_STATS, (ARCHIVE_SIZE,)),
     Form("quoted-recall", "memory", QUOTED, (note_facts, quoted_blocks)),  # verdicts, headers; quoted pages

@@ -104,6 +104,7 @@ MEMORIES = Registry("memory", {
     "memgpt": "pushbench.memory.memgpt:MemGPTMemory",
     "langgraph-store": "pushbench.memory.langgraph_store:LangGraphStoreMemory",
     "acg": "pushbench.memory.acg.builder:ACGMemory",
+    "summary": "pushbench.memory.summary:SummaryMemory",
 })
 
 BACKENDS = Registry("backend", {

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pushbench import config
+from pushbench.scoring.diagnostics import RepetitionRule, diagnose, family_deliverable
 from pushbench.scoring.metrics import CONDITION, common_metrics, load_episodes, summarize
 from pushbench.tasks import get_family, load_tasks
 from pushbench.tasks.base import TaskSpec
@@ -26,14 +28,29 @@ class ScoringError(ValueError):
     """A run folder that cannot be scored (no episodes, a missing trace or task)."""
 
 
-def score_events(events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]:
-    """The common metrics plus the family's own (its ``episode_metrics`` hook)."""
-    return {**common_metrics(events, task.target, task.budget),
-            **get_family(task.family).episode_metrics(events, task)}
+def score_events(events: list[dict[str, Any]], task: TaskSpec, rule: RepetitionRule | None = None) -> dict[str, Any]:
+    """The common metrics, the ACG diagnostics (``scoring.diagnostics``, the family's declared
+    deliverable) and the family's own metrics (its ``episode_metrics`` hook)."""
+    family = get_family(task.family)
+    common = common_metrics(events, task.target, task.budget)
+    found = diagnose(events, task.target, common["success"], family_deliverable(task.family), rule or repetition_rule())
+    return {**common, **found.row(), **family.episode_metrics(events, task)}
 
 
-def score_row(raw: dict[str, Any], events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]:
-    return {**raw, **score_events(events, task)}
+def repetition_rule() -> RepetitionRule:
+    """params.yaml ``diagnostics.repetition`` (the defaults when the key is absent)."""
+    try:
+        return RepetitionRule.from_params(config.params("diagnostics.repetition"))
+    except KeyError:
+        return RepetitionRule()
+
+
+def score_row(raw: dict[str, Any], events: list[dict[str, Any]], task: TaskSpec,
+              rule: RepetitionRule | None = None) -> dict[str, Any]:
+    """Raw facts + metrics; ``tokens`` = input + output over every LLM call (auxiliary ones included)."""
+    tokens = {"tokens": int(raw["input_tokens"]) + int(raw["output_tokens"])} \
+        if "input_tokens" in raw and "output_tokens" in raw else {}
+    return {**raw, **tokens, **score_events(events, task, rule)}
 
 
 def trace_path(run_dir: Path, episode_id: str) -> Path:
@@ -58,6 +75,7 @@ def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
     raws = [json.loads(line) for line in raw_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     tasks: dict[str, dict[str, TaskSpec]] = {}
     lines = []
+    rule = repetition_rule()
     for raw in raws:
         family = raw["family"]
         if family not in tasks:
@@ -66,7 +84,7 @@ def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
         if task is None:
             raise ScoringError(f"task {raw['task_id']!r} of {raw_path} is not in the {family} manifest")
         events = read_trace(trace_path(run_dir, raw["episode_id"]))["events"]
-        lines.append(json.dumps(score_row(raw, events, task), sort_keys=True))
+        lines.append(json.dumps(score_row(raw, events, task, rule), sort_keys=True))
     out = run_dir / SCORED
     _write_atomic(out, "".join(line + "\n" for line in sorted(lines)))
     if raws:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Any
 
 from pushbench.policies.base import Turn
-from pushbench.policies.sim import memory_skills
+from pushbench.policies.sim import memory_skills, summary
 from pushbench.policies.sim.profiles import PROFILES, Profile, get_profile
 from pushbench.registry import MINDS
 from pushbench.tokens import count_tokens
@@ -52,7 +52,10 @@ class SimLM:
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
         if memory_skills.is_summary_request(messages, tools):  # a memory asks for a summary (no tools)
             cls = next((c for s, c in reversed(self._minds) if s == seed), None)
-            return memory_skills.summarise(cls(self.profile, seed) if cls else None, messages)
+            mind = cls(self.profile, seed) if cls else None
+            if summary.size_limit(messages) is not None and not hasattr(mind, "kinds"):
+                return summary.quoted_summary(self.profile, seed, messages)  # the rolling summary's request
+            return memory_skills.summarise(mind, messages)
         mind = self._mind(seed, _mind_class(tools))
         turn = memory_skills.act(mind, messages, tools) if memory_skills.offered(tools) else mind.act(messages, tools)
         turn.input_tokens = mind.reader.total_tokens
