@@ -14,8 +14,8 @@ import pandas as pd
 from pushbench import stats
 from pushbench.figures import label_models, model_order
 
-METHODS = ["full", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
-METHOD_COLORS = {"full": "#8c8c8c", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}
+METHODS = ["full", "summary", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
+METHOD_COLORS = {"full": "#8c8c8c", "summary": "#937860", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}
 FAMILY_ORDER = ["reposcan", "dataops", "swe"]
 
 
