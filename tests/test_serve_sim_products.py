@@ -3,6 +3,7 @@
 Anthropic Messages (``anthropic`` SDK: ``messages.create`` / ``messages.stream``) and OpenAI
 Responses (``openai`` SDK: ``responses.create``, streamed and not): a RepoScan episode driven
 through each, with the MCP tools under a product's names beside the product's own tools, makes
+(Claude Code's ``mcp__pushbench__search`` names; Codex's ``mcp__pushbench`` namespace) makes
 exactly the calls in-process SimLM makes on the bare tools; streamed answers assemble to the
 non-streamed ones; tools of no known family get a plain text reply; errors come in each API's
 error shape.
@@ -126,9 +127,9 @@ def responses_tools() -> list[dict[str, Any]]:
     own = [{"type": "function", "name": "exec_command", "description": "Run a command.",
             "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
            {"type": "web_search"}]
-    return own + [{"type": "function", "name": PREFIX + s["function"]["name"],
-                   "description": s["function"]["description"], "parameters": s["function"]["parameters"]}
-                  for s in make_env(TASK).schemas()]
+    mcp = [{"type": "function", "name": s["function"]["name"], "description": s["function"]["description"],
+            "parameters": s["function"]["parameters"]} for s in make_env(TASK).schemas()]
+    return own + [{"type": "namespace", "name": PREFIX.removesuffix("__"), "description": "MCP", "tools": mcp}]
 
 
 def test_openai_responses_episode_matches_in_process_simlm(server: Server) -> None:
@@ -154,7 +155,8 @@ def test_openai_responses_episode_matches_in_process_simlm(server: Server) -> No
         deltas = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")
         assert deltas == calls[0].arguments
         step.last = calls[0]  # type: ignore[attr-defined]
-        return calls[0].call_id, calls[0].name, json.loads(calls[0].arguments)
+        assert calls[0].namespace == "mcp__pushbench"  # Codex's namespace for the MCP server's tools
+        return calls[0].call_id, f"{calls[0].namespace}__{calls[0].name}", json.loads(calls[0].arguments)
 
     def result(call_id: str, text: str) -> Any:
         return (step.last.model_dump(exclude_none=True),  # type: ignore[attr-defined]

@@ -4,8 +4,9 @@ A request is translated into the chat message form SimLM reads: ``instructions``
 ``developer``/``system`` messages become system messages, ``user`` messages user messages (their
 ``input_text``), ``assistant`` messages and ``function_call`` items assistant messages (with
 ``tool_calls``), ``function_call_output`` items ``tool`` messages; ``reasoning`` items are dropped.
-Function tools (also those inside a ``namespace`` tool) become chat tools; other tool types (web
-search, shell) are the product's own and are ignored. SimLM's turn comes back as a Response
+Function tools become chat tools, those inside a ``namespace`` tool named ``<namespace>__<tool>``
+(Codex's namespace for an MCP server is ``mcp__<server>``), and a call to one goes back with its
+``namespace``; other tool types (web search, shell) are the product's own and are ignored. SimLM's turn comes back as a Response
 with one ``message`` or ``function_call`` output item and ``usage``; with ``stream: true`` as
 the Responses API's server-sent events (``response.created`` ... ``response.completed``).
 Errors keep serve-sim's OpenAI shape.
@@ -48,14 +49,32 @@ def invalid(body: Any, models: dict[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _joined(namespace: str | None, name: str) -> str:
+    """A namespaced tool's chat name: Codex puts an MCP server's tools in the namespace
+    ``mcp__<server>``, so they read ``mcp__<server>__<tool>`` like Claude Code's."""
+    return f"{namespace}__{name}" if namespace else name
+
+
+def namespaces(tools: list[dict[str, Any]]) -> list[str]:
+    return sorted((t["name"] for t in tools if t.get("type") == "namespace" and isinstance(t.get("name"), str)),
+                  key=len, reverse=True)
+
+
+def _split(name: str, spaces: list[str]) -> tuple[str | None, str]:
+    for space in spaces:
+        if name.startswith(space + "__"):
+            return space, name[len(space) + 2:]
+    return None, name
+
+
+def chat_tools(tools: list[dict[str, Any]], namespace: str | None = None) -> list[dict[str, Any]]:
     out = []
     for tool in tools:
-        if tool.get("type") == "namespace" and isinstance(tool.get("tools"), list):
-            out.extend(chat_tools([t for t in tool["tools"] if isinstance(t, dict)]))
+        if tool.get("type") == "namespace" and isinstance(tool.get("tools"), list) and not namespace:
+            out.extend(chat_tools([t for t in tool["tools"] if isinstance(t, dict)], str(tool.get("name") or "")))
         elif tool.get("type") == "function" and isinstance(tool.get("name"), str):
             out.append({"type": "function", "function": {
-                "name": tool["name"], "description": tool.get("description") or "",
+                "name": _joined(namespace, tool["name"]), "description": tool.get("description") or "",
                 "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}})
     return out
 
@@ -75,8 +94,10 @@ def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "message" and item.get("role") in ROLES:
             out.append({"role": ROLES[item["role"]], "content": text_of(item.get("content"))})
         elif kind == "function_call":
+            name = _joined(item.get("namespace") if isinstance(item.get("namespace"), str) else None,
+                           str(item.get("name", "")))
             call = {"id": str(item.get("call_id", "")), "type": "function",
-                    "function": {"name": str(item.get("name", "")), "arguments": str(item.get("arguments", ""))}}
+                    "function": {"name": name, "arguments": str(item.get("arguments", ""))}}
             if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls"):
                 out[-1] = {**out[-1], "tool_calls": [*out[-1]["tool_calls"], call]}
             else:
@@ -92,10 +113,12 @@ def response(data: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, 
     choice = data["choices"][0]
     reply = choice["message"]
     output: list[dict[str, Any]] = []
+    spaces = namespaces(body.get("tools") or [])
     for index, call in enumerate(reply.get("tool_calls") or []):
+        space, name = _split(call["function"]["name"], spaces)
         output.append({"type": "function_call", "id": f"fc_{key[:20]}_{index}", "call_id": call["id"],
-                       "name": call["function"]["name"], "arguments": call["function"]["arguments"],
-                       "status": "completed"})
+                       "name": name, "arguments": call["function"]["arguments"], "status": "completed",
+                       **({"namespace": space} if space else {})})
     if not output:
         output.append({"type": "message", "id": f"msg_{key[:24]}", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": reply.get("content") or "", "annotations": []}]})
