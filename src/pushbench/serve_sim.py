@@ -36,7 +36,8 @@ from starlette.exceptions import HTTPException
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import SimLM
 from pushbench.serve_sim_anthropic import error as anthropic_error
-from pushbench.serve_sim_product import merge_user_turns, task_view, text_turn, to_bare, to_product
+from pushbench.serve_sim_product import (ENDED_REPLY, NO_TOOLS_REPLY, episode_ended, merge_user_turns, task_view,
+                                         text_turn, to_bare, to_product)
 from pushbench.serve_sim_routes import ANTHROPIC_PREFIX
 from pushbench.serve_sim_routes import register as register_product_routes
 from pushbench.serve_sim_stream import completion_chunks, sse_events
@@ -146,9 +147,10 @@ class SimServer:
         answers on the task's tools, or in plain text when none of the tools is a task's."""
         messages = merge_user_turns(messages)
         view = task_view(tools)
-        if view is None:
-            self.stats["text_only"] += 1
-            return self._completion(text_turn(messages), model, key, max_tokens, malformed=False)
+        if view is None or episode_ended(messages):
+            self.stats["text_only" if view is None else "ended"] += 1
+            turn = text_turn(messages, NO_TOOLS_REPLY if view is None else ENDED_REPLY)
+            return self._completion(turn, model, key, max_tokens, malformed=False)
         turn = self.pool.act(MODELS[model], to_bare(messages, view), view.tools, self.config.policy_seed)
         turn = Turn(to_product(turn.message, view), turn.call, turn.input_tokens, turn.output_tokens)
         return self._completion(turn, model, key, max_tokens, malformed=False)
@@ -167,6 +169,8 @@ class SimServer:
             message, finish, tokens_out = _cut(message, limit / tokens_out), "length", limit
             self.stats["length_cuts"] += 1
         self.stats["completions"] += 1
+        self.stats["input_tokens"] += turn.input_tokens
+        self.stats["output_tokens"] += tokens_out
         return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": 0, "model": model,
                 "system_fingerprint": "simlm",
                 "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],

@@ -21,6 +21,10 @@ from pushbench.policies.sim import mind_name
 from pushbench.tokens import count_tokens
 
 _MCP_NAME = re.compile(r"^mcp__(?P<server>.+?)__(?P<tool>.+)$")
+# The environment's words when an episode is over (final, budget spent, calls after the end). An
+# in-process episode stops there; inside a product SimLM only sees the text, and stops on it.
+_ENDED = re.compile(r"\bepisode (?:has )?end(?:s|ed)\b")
+ENDED_REPLY = "The episode has ended."
 NO_TOOLS_REPLY = ("SimLM (a simulator, not a real model) has no reader for these tools; it can only "
                   "work on a PushBench task's tools.")
 
@@ -84,6 +88,16 @@ def to_product(message: dict[str, Any], view: ToolView) -> dict[str, Any]:
     return {**message, "tool_calls": [
         {**c, "function": {**c["function"], "name": names.get(c["function"]["name"], c["function"]["name"])}}
         for c in calls]}
+
+
+def episode_ended(messages: list[dict[str, Any]]) -> bool:
+    """Does a tool result after the last assistant turn say the episode is over?"""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            return False
+        if message.get("role") == "tool" and _ENDED.search(message.get("content") or ""):
+            return True
+    return False
 
 
 def merge_user_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
