@@ -1,7 +1,7 @@
 """serve-sim's Anthropic Messages API (``POST /v1/messages``), as Claude Code speaks it.
 
 A request is translated into the chat message form SimLM reads: ``system`` (a string or text
-blocks) becomes a system message; a user message's ``tool_result`` blocks become ``tool``
+blocks) and system messages become system messages; a user message's ``tool_result`` blocks become ``tool``
 messages (their text, as the product sends it) followed by its text blocks; an assistant
 message's ``text`` and ``tool_use`` blocks become one assistant message with ``tool_calls``;
 ``thinking`` blocks are dropped. Tools (``name``, ``description``, ``input_schema``) become chat
@@ -28,6 +28,9 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "
                500: "api_error", 504: "api_error", 529: "overloaded_error"}
 
 
+ROLES = ("user", "assistant", "system")  # Claude Code 2.1 sends its environment as a system message
+
+
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     body = {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
     return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
@@ -42,8 +45,8 @@ def invalid(body: Any, models: dict[str, str]) -> str | None:
         return f"model: `{str(model)[:100]}` is not served; served: {', '.join(models)}"
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages or not all(
-            isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in messages):
-        return "messages: must be a non-empty list of user/assistant messages"
+            isinstance(m, dict) and m.get("role") in ROLES for m in messages):
+        return "messages: must be a non-empty list of user, assistant or system messages"
     limit = body.get("max_tokens")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         return "max_tokens: a positive integer is required"
@@ -79,6 +82,9 @@ def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     for message in body["messages"]:
         blocks = _blocks(message.get("content"))
         texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+        if message["role"] == "system":
+            out.append({"role": "system", "content": "\n".join(texts)})
+            continue
         if message["role"] == "assistant":
             calls = [{"id": str(b.get("id", "")), "type": "function",
                       "function": {"name": str(b.get("name", "")),

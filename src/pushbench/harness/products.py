@@ -77,7 +77,7 @@ def base_env(home: Path) -> dict[str, str]:
 def claude_launch(cli: Path, prompt: str, mcp_json: Path, model: str, sim_url: str,
                   home: Path) -> tuple[list[str], dict[str, str]]:
     tools = ",".join(f"mcp__{SERVER_KEY}__{t}" for t in TASK_TOOLS)
-    argv = [str(cli), "-p", prompt, "--bare", "--tools", "", "--mcp-config", str(mcp_json.resolve()),
+    argv = [str(cli), "-p", prompt, "--tools", "", "--mcp-config", str(mcp_json.resolve()),
             "--strict-mcp-config", "--allowedTools", tools, "--disallowedTools", CLAUDE_BUILTINS,
             "--model", model, "--no-session-persistence", "--output-format", "json"]
     env = base_env(home)
