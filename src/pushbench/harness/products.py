@@ -110,7 +110,8 @@ def codex_config(model: str, sim_url: str, server: dict[str, Any]) -> str:
              f"command = {_toml(server['command'])}", f"args = {_toml(server['args'])}",
              f"env = {_toml(server.get('env') or {})}",
              "required = true",  # without it Codex 0.169 sends its first request before the tools are listed
-             "startup_timeout_sec = 60", "tool_timeout_sec = 120"]
+             "startup_timeout_sec = 60", "tool_timeout_sec = 120",
+             'default_tools_approval_mode = "approve"']  # MCP calls otherwise need an approval exec cannot give
     return "\n".join(lines) + "\n"
 
 
