@@ -73,6 +73,7 @@ def test_a_product_episode_is_scored_from_the_verifier_log(name: str, tmp_path: 
     assert {"call", "verdict", "end"} <= set(kinds), (tmp_path / "agent.stderr").read_text()
     row = outcome.row
     assert row["agent"] == name and row["model"] == "sim/base" and row["backend"] == "blackbox"
+    assert row["memory"] == name and name in row["episode_id"]
     assert row["steps"] >= 3 and row["termination"] in ("final", "give_up", "budget")
     assert row["llm_calls"] >= row["steps"] and row["input_tokens"] > 0
     assert not outcome.timed_out and outcome.exit_code == 0

@@ -87,7 +87,10 @@ class EpisodePlan:
 
     @property
     def spec(self) -> EpisodeSpec:
-        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, "agent", self.agent.model,
+        # A product keeps its own context (its compaction), so it is the row's memory; this also
+        # keeps claude-code/sim-base, codex/sim-base and standin-sim-base episodes apart.
+        memory = self.agent.product or "agent"
+        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, memory, self.agent.model,
                            "blackbox", self.seed)
 
 
