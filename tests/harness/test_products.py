@@ -113,3 +113,40 @@ def test_hostile_arguments_from_a_product_reach_the_servers_error_path(name: str
     assert all(not c["ok"] and c["error"] for c in calls)
     assert outcome.row["invalid_actions"] == 2 and outcome.row["valid_count"] == 0
     assert leftovers(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- recipes, no CLI needed
+
+def test_the_recipes_point_the_products_at_serve_sim_and_serve_mcp_only(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-real-key")  # never handed to a product
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://example.invalid")
+    server = {"command": "/py", "args": ["-m", "pushbench.cli", "serve-mcp", "--task", "t"], "env": {}}
+    argv, env = products.codex_launch(Path("/bin/codex"), "the task", server, "sim-base", "http://127.0.0.1:9",
+                                      tmp_path / "home")
+    cfg = tomllib.loads((Path(env["CODEX_HOME"]) / "config.toml").read_text())
+    provider = cfg["model_providers"][cfg["model_provider"]]
+    assert provider["wire_api"] == "responses" and provider["base_url"] == "http://127.0.0.1:9/v1"
+    mcp = cfg["mcp_servers"]["pushbench"]
+    assert mcp["command"] == "/py" and mcp["args"] == server["args"] and mcp["required"] is True
+    assert cfg["features"]["shell_tool"] is False and cfg["web_search"] == "disabled"
+    assert argv[-1] == "the task" and "read-only" in argv and "OPENAI_BASE_URL" not in env
+    argv, env = products.claude_launch(Path("/bin/claude"), "the task", tmp_path / "mcp.json", "sim-base",
+                                       "http://127.0.0.1:9", tmp_path / "home")
+    assert argv[argv.index("--tools") + 1] == "" and "--strict-mcp-config" in argv
+    assert argv[argv.index("--allowedTools") + 1].split(",") == [f"mcp__pushbench__{t}" for t in products.TASK_TOOLS]
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9" and env["ANTHROPIC_API_KEY"] == products.OFFLINE_KEY
+    assert env["HOME"] == str((tmp_path / "home").resolve()) and env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+
+
+def test_a_missing_cli_is_a_clear_error_before_anything_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pushbench.harness.launcher import preflight
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(products, "AGENTS_DIR", tmp_path / "none")
+    monkeypatch.setattr(products.find_cli, "__defaults__", (tmp_path / "none",))
+    with pytest.raises(ValueError, match="make agents"):
+        preflight(EpisodePlan(find_task(TASK, ServerPaths()) if _data_ready() else None,  # type: ignore[arg-type]
+                              resolve_agent("codex"), "default", 10))

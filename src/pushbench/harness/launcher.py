@@ -244,8 +244,6 @@ def product_launch(plan: EpisodePlan, folder: Path, prompt: str, sim_url: str) -
     home, model = folder / "home", str(plan.agent.sim_model)
     if product.name == "claude-code":
         return products.claude_launch(cli, prompt, folder / "mcp.json", model, sim_url, home)
-    if entry.get("url"):
-        raise ValueError("the codex recipe serves the MCP server over stdio; use --transport stdio")
     return products.codex_launch(cli, prompt, entry, model, sim_url, home)
 
 
@@ -262,6 +260,10 @@ def preflight(plan: EpisodePlan) -> None:
     """Fail before launching anything when the server could not start for this task."""
     if plan.transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {plan.transport!r}; use stdio or http")
+    if plan.agent.product:
+        products.find_cli(PRODUCTS[plan.agent.product])  # installed by `make agents`, never here
+        if plan.agent.product == "codex" and plan.transport != "stdio":
+            raise ValueError("the codex recipe serves the MCP server over stdio; use --transport stdio")
     if not (Path(plan.snapshot_root) / plan.task.repo).is_dir():
         raise ValueError(f"snapshot {plan.task.repo!r} is not extracted under {plan.snapshot_root}")
     if not hidden_path("reposcan", plan.task.task_id, Path(plan.data_root) / "hidden").is_file():
