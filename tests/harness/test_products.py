@@ -8,11 +8,14 @@ server's error path; nothing the episode started is left running afterwards.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from pushbench import config
@@ -87,16 +90,12 @@ HOSTILE = [["search", {"query": "../../data/hidden", "page": -3}],
 @pytest.mark.parametrize("name", PRODUCT_PARAMS)
 def test_hostile_arguments_from_a_product_reach_the_servers_error_path(name: str, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
     def scripted(port: int, seed: int, folder: Path, timeout: float = 60) -> SimProcess:
         port = free_port()
-        proc = subprocess.Popen([sys.executable, str(HELPERS / "scripted_model.py"), str(port), json.dumps(HOSTILE)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=open(folder / "scripted.stderr", "wb"), start_new_session=True)
-        import time
-
-        import httpx
+        with open(folder / "scripted.stderr", "wb") as err:
+            proc = subprocess.Popen([sys.executable, str(HELPERS / "scripted_model.py"), str(port),
+                                     json.dumps(HOSTILE)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=err, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
