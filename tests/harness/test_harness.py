@@ -15,7 +15,7 @@ from pushbench.backends.native import run_native
 from pushbench.cli import app
 from pushbench.controllers import make_controller
 from pushbench.harness.grid import checklist_deltas, grid_tasks
-from pushbench.harness.launcher import RECIPES, AgentSpec, resolve_agent, substitute
+from pushbench.harness.launcher import AgentSpec, resolve_agent, substitute
 from pushbench.harness.prompts import render_prompt
 from pushbench.harness.scoring import close_log, closing_record, read_events
 from pushbench.memory import make_memory
@@ -171,9 +171,10 @@ def test_checklist_deltas_are_paired_by_task() -> None:
 def test_agents_and_placeholders() -> None:
     assert resolve_agent("standin-sim-mini") == AgentSpec(
         "standin-sim-mini", "{python} -m pushbench.harness.standin --model sim/mini", "sim/mini")
-    assert resolve_agent("claude-code").command == RECIPES["claude-code"]
+    assert resolve_agent("claude-code") == AgentSpec("claude-code", "", "sim/base", "claude-code", "sim-base")
+    assert resolve_agent("codex/sim-pro") == AgentSpec("codex", "", "sim/pro", "codex", "sim-pro")
     assert resolve_agent("mine=my-agent --go").model == "mine"
-    for bad in ("nobody", "=cmd", "x="):
+    for bad in ("nobody", "=cmd", "x=", "codex/gpt-5", "claude-code/sim-nope"):
         with pytest.raises(ValueError):
             resolve_agent(bad)
     values = {"prompt": "find 'ten' items\nnow", "mcp_config": "/r/mcp.json", "server_command_toml": '"py"',
@@ -181,7 +182,7 @@ def test_agents_and_placeholders() -> None:
     argv = substitute("claude -p {prompt} --mcp-config={mcp_config} --json '{\"a\": 1}' {unknown}", values)
     assert argv == ["claude", "-p", "find 'ten' items\nnow", "--mcp-config=/r/mcp.json", '--json', '{"a": 1}',
                     "{unknown}"]
-    codex = substitute(RECIPES["codex"], values)
+    codex = substitute("codex exec -c mcp_servers.pushbench.args={server_args_toml} {prompt}", values)
     assert 'mcp_servers.pushbench.args=["-m", "x"]' in codex and codex[-1] == values["prompt"]
     for bad in ("", "claude 'unclosed"):
         with pytest.raises(ValueError):

@@ -1,4 +1,8 @@
-"""Black-box agents at N = 50/100, default vs checklist prompt (paper Fig. 5, Table 7)."""
+"""Black-box agents at N = 50/100, default vs checklist prompt (paper Fig. 5, Table 7).
+
+Rows of Claude Code or Codex CLI with a ``sim/`` model are real agent products driven by SimLM
+(``make agents-grid``); their tables carry a ``kind`` column saying so.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,40 @@ import pandas as pd
 
 from pushbench.figures import label_models, model_order
 from pushbench.harness.grid import checklist_deltas
+from pushbench.harness.launcher import STANDIN_PREFIX
+from pushbench.harness.products import PRODUCTS
+
+
+PRODUCT_KIND = "real agent product driven by SimLM"
+STANDIN_KIND = "stand-in (MCP client driven by SimLM)"
+
+
+def agent_kind(agent: str, model: str) -> str:
+    if agent in PRODUCTS and str(model).startswith("sim/"):
+        return PRODUCT_KIND
+    if agent.startswith(STANDIN_PREFIX):
+        return STANDIN_KIND
+    return "external agent"
+
+
+def with_kind(table: pd.DataFrame) -> pd.DataFrame:
+    """A ``kind`` column after ``agent`` when real agent products are among the rows (tables of
+    stand-in rows alone stay as they were)."""
+    if table.empty or not table.agent.isin(list(PRODUCTS)).any():
+        return table
+    kinds = [agent_kind(a, m) for a, m in zip(table.agent, table.model)]
+    return table.assign(kind=kinds)[["agent", "kind", *[c for c in table.columns if c != "agent"]]]
 
 
 def success_counts(episodes: pd.DataFrame) -> pd.DataFrame:
     table = episodes.groupby(["agent", "model", "target", "controller"], sort=True).agg(
         successes=("success", "sum"), tasks=("success", "size"), valid_count=("valid_count", "mean"),
         duplicate_rate=("duplicate_submit_rate", "mean"), steps=("steps", "mean")).reset_index()
-    return table.rename(columns={"controller": "prompt"})
+    return with_kind(table.rename(columns={"controller": "prompt"}))
 
 
 def deltas(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
-    return checklist_deltas(episodes, n_resamples=n_resamples, seed=seed)
+    return with_kind(checklist_deltas(episodes, n_resamples=n_resamples, seed=seed))
 
 
 def agent_order(counts: pd.DataFrame) -> list[str]:

@@ -15,12 +15,14 @@ def serve_sim(host: str = typer.Option("127.0.0.1", help="Address to listen on."
               fault_delay: float = typer.Option(5.0, help="Seconds a stall fault holds the request."),
               retry_after: float = typer.Option(1.0, help="Seconds a 429 asks the client to wait."),
               seed: int = typer.Option(0, help="Seed of the fault draws."),
+              policy_seed: int = typer.Option(0, min=0, help="SimLM's request seed for agent products "
+                                              "(/v1/messages, /v1/responses send none)."),
               log_level: str = typer.Option("warning", help="uvicorn log level.")) -> None:
-    """Serve SimLM as an OpenAI-compatible /v1/chat/completions endpoint (models sim-mini, sim-base, ...)."""
+    """Serve SimLM as /v1/chat/completions, /v1/responses (OpenAI) and /v1/messages (Anthropic) (models sim-mini, sim-base, ...)."""
     from pushbench.serve_sim import ServeConfig, serve
 
     try:
-        settings = ServeConfig(fault_rate, malformed_rate, fault_delay, retry_after, seed)
+        settings = ServeConfig(fault_rate, malformed_rate, fault_delay, retry_after, seed, policy_seed)
     except ValueError as err:
         raise UserError(str(err)) from None
     levels = ("critical", "error", "warning", "info", "debug", "trace")

@@ -24,23 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from pushbench import config
+from pushbench.harness import products
+from pushbench.harness.products import PRODUCTS
 from pushbench.harness.prompts import render_prompt
 from pushbench.harness.scoring import close_log, read_usage, score
 from pushbench.runner import EpisodeSpec
+from pushbench.serve_sim import MODELS as SIM_MODELS
 from pushbench.tasks.base import TaskSpec
 from pushbench.verifier import hidden_path
 
 SERVER_KEY = "pushbench"
-MCP_TOOLS = ",".join(f"mcp__{SERVER_KEY}__{t}" for t in ("search", "submit", "status", "final"))
 STANDIN_PREFIX = "standin-"
-RECIPES = {
-    "claude-code": ("claude -p {prompt} --mcp-config {mcp_config} --strict-mcp-config "
-                    f"--allowedTools {MCP_TOOLS} "
-                    "--disallowedTools Bash,Read,Edit,Write,Glob,Grep,WebFetch,WebSearch,Task,NotebookEdit"),
-    "codex": ("codex exec --skip-git-repo-check --sandbox read-only "
-              f"-c mcp_servers.{SERVER_KEY}.command={{server_command_toml}} "
-              f"-c mcp_servers.{SERVER_KEY}.args={{server_args_toml}} {{prompt}}"),
-}
+DEFAULT_SIM_MODEL = "sim-base"
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|mcp_config|mcp_url|python|task|seed|"
                           r"server_command_toml|server_args_toml)\}")
 GRACE_SECONDS = 2.0
@@ -53,10 +48,13 @@ class AgentSpec:
     name: str
     command: str
     model: str
+    product: str | None = None  # a real agent product (harness/products.py), driven by serve-sim
+    sim_model: str | None = None  # the serve-sim model it talks to (sim-base, ...)
 
 
 def resolve_agent(text: str) -> AgentSpec:
-    """``standin-sim-<profile>``, a recipe name (``claude-code``, ``codex``) or ``NAME=COMMAND``."""
+    """``standin-sim-<profile>``, a product (``claude-code``, ``codex``, optionally
+    ``/sim-<profile>``, default sim-base) or ``NAME=COMMAND``."""
     name, sep, command = text.partition("=")
     name = name.strip()
     if sep:
@@ -66,9 +64,14 @@ def resolve_agent(text: str) -> AgentSpec:
     if name.startswith(STANDIN_PREFIX + "sim-") and len(name) > len(STANDIN_PREFIX) + 4:
         model = "sim/" + name[len(STANDIN_PREFIX) + 4:]
         return AgentSpec(name, f"{{python}} -m pushbench.harness.standin --model {model}", model)
-    if name in RECIPES:
-        return AgentSpec(name, RECIPES[name], name)
-    raise ValueError(f"unknown agent {text!r}: use standin-sim-<profile>, {', '.join(RECIPES)}, or NAME=COMMAND")
+    product, _, sim_model = name.partition("/")
+    if product in PRODUCTS:
+        sim_model = sim_model or DEFAULT_SIM_MODEL
+        if sim_model not in SIM_MODELS:
+            raise ValueError(f"unknown model {sim_model!r} for {product}; serve-sim has {', '.join(SIM_MODELS)}")
+        return AgentSpec(product, "", "sim/" + SIM_MODELS[sim_model], product, sim_model)
+    raise ValueError(f"unknown agent {text!r}: use standin-sim-<profile>, {', '.join(PRODUCTS)} "
+                     "(optionally /sim-<profile>), or NAME=COMMAND")
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,10 @@ class EpisodePlan:
 
     @property
     def spec(self) -> EpisodeSpec:
-        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, "agent", self.agent.model,
+        # A product keeps its own context (its compaction), so it is the row's memory; this also
+        # keeps claude-code/sim-base, codex/sim-base and standin-sim-base episodes apart.
+        memory = self.agent.product or "agent"
+        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, memory, self.agent.model,
                            "blackbox", self.seed)
 
 
@@ -99,7 +105,9 @@ def mcp_config(plan: EpisodePlan, log_dir: Path, url: str | None) -> dict[str, A
     if url is not None:
         return {"mcpServers": {SERVER_KEY: {"type": "http", "url": url}}}
     argv = server_argv(plan, log_dir)
-    return {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": {}}}}
+    # products start stdio servers with a minimal environment; the server needs the same package
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    return {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": env}}}
 
 
 def substitute(template: str, values: dict[str, str]) -> list[str]:
@@ -228,6 +236,17 @@ def agent_env(values: dict[str, str], folder: Path) -> dict[str, str]:
     return env
 
 
+def product_launch(plan: EpisodePlan, folder: Path, prompt: str, sim_url: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of a real agent product for this episode (harness/products.py)."""
+    product = PRODUCTS[str(plan.agent.product)]
+    cli = products.find_cli(product)
+    entry = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))["mcpServers"][SERVER_KEY]
+    home, model = folder / "home", str(plan.agent.sim_model)
+    if product.name == "claude-code":
+        return products.claude_launch(cli, prompt, folder / "mcp.json", model, sim_url, home)
+    return products.codex_launch(cli, prompt, entry, model, sim_url, home)
+
+
 @dataclass
 class EpisodeOutcome:
     row: dict[str, Any]
@@ -241,6 +260,10 @@ def preflight(plan: EpisodePlan) -> None:
     """Fail before launching anything when the server could not start for this task."""
     if plan.transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {plan.transport!r}; use stdio or http")
+    if plan.agent.product:
+        products.find_cli(PRODUCTS[plan.agent.product])  # installed by `make agents`, never here
+        if plan.agent.product == "codex" and plan.transport != "stdio":
+            raise ValueError("the codex recipe serves the MCP server over stdio; use --transport stdio")
     if not (Path(plan.snapshot_root) / plan.task.repo).is_dir():
         raise ValueError(f"snapshot {plan.task.repo!r} is not extracted under {plan.snapshot_root}")
     if not hidden_path("reposcan", plan.task.task_id, Path(plan.data_root) / "hidden").is_file():
@@ -255,7 +278,7 @@ def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
     log_dir = folder / "server"
     prompt = render_prompt(plan.task, plan.prompt)
     (folder / "prompt.txt").write_text(prompt + "\n", encoding="utf-8")
-    server, url = None, None
+    server, url, sim = None, None, None
     if plan.transport == "http":
         port = free_port()
         with open(folder / "server.stderr", "wb") as err:
@@ -268,11 +291,19 @@ def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
         (folder / "mcp.json").write_text(json.dumps(mcp_config(plan, log_dir, url), indent=1) + "\n",
                                          encoding="utf-8")
         values = placeholder_values(plan, folder, prompt, url)
-        argv = substitute(plan.agent.command, values)
-        code, timed_out = run_process(argv, agent_env(values, folder), folder / "workdir", plan.timeout, folder)
+        if plan.agent.product:
+            sim = products.start_sim(free_port(), int(values["seed"]), folder)
+            argv, env = product_launch(plan, folder, prompt, sim.url)
+        else:
+            argv, env = substitute(plan.agent.command, values), agent_env(values, folder)
+        code, timed_out = run_process(argv, env, folder / "workdir", plan.timeout, folder)
         if server is None:
             reap_server(log_dir)
     finally:
+        if sim is not None:
+            (folder / "report.json").write_text(json.dumps(sim.usage(), sort_keys=True) + "\n", encoding="utf-8")
+            stop_group(sim.proc)
+            sim.proc.wait()
         if server is not None:
             stop_group(server)
             server.wait()

@@ -1,0 +1,111 @@
+"""serve-sim's routes for the agent products: ``/v1/messages`` (Anthropic) and ``/v1/responses`` (OpenAI).
+
+Both translate the request into chat messages (``serve_sim_anthropic`` / ``serve_sim_responses``),
+let ``SimServer.product_completion`` answer as SimLM inside a product would, and translate the
+answer back, whole or streamed. Transport faults are drawn as for chat completions, each in its
+API's error shape (Anthropic's overload is 529). Malformed tool-call JSON is not injected here:
+both APIs' clients parse the arguments themselves, so the products' own recovery is what runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import Response, StreamingResponse
+
+from pushbench import serve_sim_anthropic as anthropic_api
+from pushbench import serve_sim_responses as responses_api
+from pushbench.serve_sim_product import text_of
+
+if TYPE_CHECKING:
+    from pushbench.serve_sim import SimServer
+
+ANTHROPIC_PREFIX = "/v1/messages"
+SSE_HEADERS = {"cache-control": "no-cache"}
+
+
+async def _body(request: Request) -> tuple[Any, bool]:
+    try:
+        return orjson.loads(await request.body()), True
+    except orjson.JSONDecodeError:
+        return None, False
+
+
+async def _fault(server: SimServer, key: str, anthropic: bool) -> Response | None:
+    from pushbench.serve_sim import _error
+
+    fault = server.fault(key)
+    if fault is None:
+        return None
+    server.stats[f"fault_{fault}"] += 1
+    wait = server.config.retry_after
+    headers = {"retry-after": str(max(0, round(wait))), "retry-after-ms": str(int(wait * 1000))}
+    if fault == "timeout":
+        await asyncio.sleep(server.config.fault_delay)  # the client should have timed out by now
+    status = {"rate_limit": 429, "server_error": 529 if anthropic else 500, "timeout": 504}[fault]
+    message = f"simulated {fault.replace('_', ' ')}"
+    if anthropic:
+        return anthropic_api.error(status, message, headers if status == 429 else None)
+    kind = "rate_limit_error" if status == 429 else "server_error"
+    return _error(status, message, kind, headers=headers if status == 429 else None)
+
+
+def register(app: FastAPI, server: SimServer, models: dict[str, str]) -> None:
+    from pushbench.serve_sim import _bad, _error, request_hash
+
+    @app.post("/v1/messages")
+    async def messages(request: Request) -> Response:  # Claude Code adds ?beta=true
+        server.stats["requests"] += 1
+        body, ok = await _body(request)
+        problem = anthropic_api.invalid(body, models) if ok else "the request body is not valid JSON"
+        if problem is not None:
+            server.stats["rejected"] += 1
+            return anthropic_api.error(404 if problem.startswith("model:") else 400, problem)
+        key = request_hash(body)
+        if (fault := await _fault(server, key, anthropic=True)) is not None:
+            return fault
+        data = server.product_completion(body["model"], anthropic_api.chat_messages(body),
+                                         anthropic_api.chat_tools(body.get("tools") or []), key, body["max_tokens"])
+        msg = anthropic_api.message(data, key)
+        server.stats["messages"] += 1
+        if body.get("stream"):
+            return StreamingResponse(anthropic_api.sse(anthropic_api.stream_events(msg)),
+                                     media_type="text/event-stream", headers=SSE_HEADERS)
+        return Response(orjson.dumps(msg), media_type="application/json")
+
+    @app.post("/v1/messages/count_tokens")
+    async def count_tokens(request: Request) -> Response:
+        from pushbench.tokens import count_tokens as count
+
+        body, ok = await _body(request)
+        if not ok or not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return anthropic_api.error(400, "messages: a list of messages is required")
+        text = text_of(body.get("system")) + orjson.dumps(body["messages"]).decode()
+        return Response(orjson.dumps({"input_tokens": count(text)}), media_type="application/json")
+
+    @app.post("/v1/responses")
+    async def responses(request: Request) -> Response:
+        server.stats["requests"] += 1
+        body, ok = await _body(request)
+        if not ok:
+            return _error(400, "the request body is not valid JSON", "invalid_request_error")
+        if (problem := responses_api.invalid(body, models)) is not None:
+            server.stats["rejected"] += 1
+            message, param = problem
+            code = "model_not_found" if param == "model" else None
+            return _bad(message, param or None, code) if param else _error(400, message, "invalid_request_error")
+        key = request_hash(body)
+        if (fault := await _fault(server, key, anthropic=False)) is not None:
+            return fault
+        data = server.product_completion(body["model"], responses_api.chat_messages(body),
+                                         responses_api.chat_tools(body.get("tools") or []), key,
+                                         body.get("max_output_tokens"))
+        resp = responses_api.response(data, key, body)
+        server.stats["responses"] += 1
+        if body.get("stream"):
+            return StreamingResponse(responses_api.sse(responses_api.stream_events(resp)),
+                                     media_type="text/event-stream", headers=SSE_HEADERS)
+        return Response(orjson.dumps(resp), media_type="application/json")
