@@ -142,17 +142,18 @@ def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRu
 
 
 def issue_text(group: tuple[UnitFault, ...], run: CheckRun, repo: str) -> tuple[str, str]:
-    """(issue text, kind) from the real failing run of all faults: the symptoms, never the fix."""
+    """(issue text, kind) from the real failing run of all faults: the symptoms, never the fix.
+    Each failing test function is named once (with its first parameter set's message)."""
     sections = failure_sections(run.output)
     failing = read_failure(run.output).failing or union_tests(group)
-    symptoms = []
-    for i, test in enumerate(failing[:MAX_SHOWN]):
+    first: dict[str, str] = {}
+    for i, test in enumerate(failing):
         errors = read_failure(sections[i]).errors if i < len(sections) else ()
-        message = next((e for e in errors if e.strip()), "the test fails")
-        symptoms.append(f"`{test}` fails: {message[:MAX_MESSAGE]}")
-    more = f" (and {len(failing) - MAX_SHOWN} more failing tests)" if len(failing) > MAX_SHOWN else ""
-    first = read_failure(sections[0]).errors if sections else ()
-    kind = "assertion" if first and first[0].startswith(("AssertionError", "assert", "Failed")) else "exception"
+        first.setdefault(test.split("[", 1)[0], next((e for e in errors if e.strip()), "the test fails"))
+    symptoms = [f"`{test}` fails: {message[:MAX_MESSAGE]}" for test, message in list(first.items())[:MAX_SHOWN]]
+    more = f" (and {len(first) - MAX_SHOWN} more failing tests)" if len(first) > MAX_SHOWN else ""
+    head = read_failure(sections[0]).errors if sections else ()
+    kind = "assertion" if head and head[0].startswith(("AssertionError", "assert", "Failed")) else "exception"
     return f"Bug report for `{repo}`: " + "; ".join(symptoms) + more, kind
 
 
