@@ -130,7 +130,7 @@ def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRu
     state: frozenset[str] = frozenset()
     steps: list[HunkStep] = []
     while len(state) < len(group):
-        evidence = first_failure(runs[state].output)
+        evidence = first_failure(runs[state].shown())  # what the agent is shown
         ranked = [(rank, unit.unit) for unit in group if unit.unit not in state
                   and (rank := reader_rank(evidence, texts[state], unit.path, unit.function, unit.edit())) is not None]
         if not ranked:
