@@ -35,6 +35,8 @@ def reduce(params: dict) -> dict:
     params["stats"]["n_resamples"] = 200
     if "calibration" in params:
         params["calibration"]["repetitions"] = 5
+    if "sweissues" in params:  # its build runs 2^k jailed test runs per issue: one issue per hunk count
+        params["sweissues"].update(repos=["requests"], issues={1: 1, 2: 1, 3: 1})
     return params
 
 
@@ -109,5 +111,6 @@ def test_editing_one_family_leaves_the_others_stages_alone(copy: Path) -> None:
     swe = {name for name, spec in experiments.items() if spec["family"] == "swe"}
     stale = stale_after_editing(copy, "src/pushbench/tasks/swe/runs.py")
     recall = {"recall"}  # it replays the swe-acg traces through SWE-lite environments (origins)
-    assert stale == {"manifests@swe", *(f"runs@{n}" for n in swe), *(f"score@{n}" for n in swe)} | recall
+    reuse = {"manifests@sweissues"}  # structured SWE issues are built from SWE-lite's catalogue and runs
+    assert stale == {"manifests@swe", *(f"runs@{n}" for n in swe), *(f"score@{n}" for n in swe)} | recall | reuse
     assert stale_after_editing(copy, "src/pushbench/tasks/rows/family.py") == set()  # not in the pipeline

@@ -83,6 +83,7 @@ FAMILIES = Registry("task family", {
     "swe": "pushbench.tasks.swe.family:SweFamily",
     "rows": "pushbench.tasks.rows.family:RowsFamily",  # the worked example family
     "corpus": "pushbench.tasks.corpus.family:CorpusFamily",
+    "sweissues": "pushbench.tasks.sweissues.family:SweIssuesFamily",
 })
 
 CONTROLLERS = Registry("controller", {
@@ -132,4 +133,7 @@ MINDS = Registry("SimLM mind", {
                                            "submit", "status", "final"})}),
     "corpus": Entry("pushbench.tasks.corpus.mind:CorpusMind",
                     meta={"tools": frozenset({"search", "get_document", "answer"})}),
+    "sweissues": Entry("pushbench.tasks.sweissues.mind:SweIssuesMind",
+                       meta={"tools": frozenset({"list_units", "read_file", "search_files", "edit", "run_tests",
+                                                 "submit", "final"})}),
 })

@@ -1,0 +1,172 @@
+"""Structured SWE issues: groups of 1-3 co-located SWE-lite faults, checked together.
+
+A *group* is k catalogue units (``tasks/swe/catalogue.json``) whose faults sit in one file of one
+repository; its issue is verified by the union of the units' targeted tests. ``check_group``
+runs that union on every state of the file between "all k faults in" and "all repaired" (2^k
+states, through the SWE-lite jail and its test cache): the reference repair (every hunk) must
+pass and every partial repair (any proper subset of the hunks) must fail. It also walks the
+perfect reader's path: from the first failure shown, the hunk the SWE-lite reader ranks best is
+repaired, and so on; a group where the reader finds no hunk from what it sees is dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pushbench.tasks.swe.reader import Evidence, read_failure
+from pushbench.tasks.swe.runs import CheckRun, Workspace, run_tests
+from pushbench.tasks.swe.units import UnitFault, inject, reader_rank
+
+MAX_SHOWN = 4  # failing tests quoted in an issue; the rest are counted
+MAX_MESSAGE = 160
+
+
+def groups_of(units: list[UnitFault], k: int) -> dict[tuple[str, str], list[tuple[UnitFault, ...]]]:
+    """Every k-combination of units sharing (repo, path), per file, in catalogue order."""
+    by_file: dict[tuple[str, str], list[UnitFault]] = {}
+    for unit in units:
+        by_file.setdefault((unit.repo, unit.path), []).append(unit)
+    return {key: list(itertools.combinations(members, k)) for key, members in sorted(by_file.items())
+            if len(members) >= k}
+
+
+def candidates(units: list[UnitFault], k: int, seed: int) -> list[tuple[UnitFault, ...]]:
+    """All k-groups, shuffled per file and interleaved round-robin over files (so the issues
+    spread over files rather than filling up from the file with most units)."""
+    per_file = groups_of(units, k)
+    queues = []
+    for key, groups in per_file.items():
+        order = list(groups)
+        random.Random(f"{seed}:sweissues:{k}:{key[0]}:{key[1]}").shuffle(order)
+        queues.append(order)
+    random.Random(f"{seed}:sweissues:{k}").shuffle(queues)
+    out: list[tuple[UnitFault, ...]] = []
+    for row in itertools.zip_longest(*queues):
+        out.extend(g for g in row if g is not None)
+    return out
+
+
+def union_tests(group: tuple[UnitFault, ...]) -> tuple[str, ...]:
+    return tuple(sorted({t for unit in group for t in unit.tests}))
+
+
+def first_failure(output: str) -> Evidence:
+    """The evidence a reader works from: every failing test, but the frames and messages of the
+    first failure section only (one symptom at a time)."""
+    full = read_failure(output)
+    kept, section = [], 0
+    for line in output.splitlines():
+        if line.startswith("___") and line.rstrip().endswith("___"):
+            section += 1
+        elif line.startswith("====="):
+            section = 0 if "FAILURES" in line or "ERRORS" in line else -1
+        if section <= 1:
+            kept.append(line)
+    first = read_failure("\n".join(kept))
+    return Evidence(full.failing, first.frames, first.errors)
+
+
+@dataclass(frozen=True)
+class HunkStep:
+    unit: str  # the catalogue unit repaired at this step
+    rank: int  # where the reader ranks its repair, from the first failure then shown
+
+
+@dataclass(frozen=True)
+class GroupCheck:
+    group: tuple[UnitFault, ...]
+    runs: dict[frozenset[str], CheckRun]  # repaired units -> the union's run on that state
+    path: tuple[HunkStep, ...]  # the perfect reader's repairs, in order (shorter: it got stuck)
+
+    @property
+    def full(self) -> frozenset[str]:
+        return frozenset(u.unit for u in self.group)
+
+    @property
+    def broken(self) -> CheckRun:
+        return self.runs[frozenset()]
+
+    def problems(self, max_rank: int) -> list[str]:
+        """Why this group makes no issue (empty: it does)."""
+        out = []
+        if not self.runs[self.full].passed:
+            out.append("the reference repair fails its tests")
+        out += [f"repairing only {sorted(s)} passes" for s, run in self.runs.items() if s != self.full and run.passed]
+        if len(self.path) < len(self.group):
+            out.append("the reader finds no repair from the failure it sees")
+        elif any(step.rank > max_rank for step in self.path):
+            out.append(f"a repair ranks past {max_rank}")
+        return out
+
+
+def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
+                cache: Any = "default") -> GroupCheck:
+    """The union's run on each of the 2^k repair states, and the perfect reader's path."""
+    tests = list(union_tests(group))
+    names = [u.unit for u in group]
+    runs: dict[frozenset[str], CheckRun] = {}
+    texts: dict[frozenset[str], str] = {}
+    ws = Workspace(group[0].repo, snapshot_root)
+    try:
+        pristine = ws.read(group[0].path)
+        for size in range(len(group) + 1):
+            for repaired in itertools.combinations(names, size):
+                state = frozenset(repaired)
+                ws.write(group[0].path, pristine)
+                inject(ws, [u for u in group if u.unit not in state])
+                texts[state] = ws.read(group[0].path)
+                runs[state] = run_tests(ws, tests, cache)
+    finally:
+        ws.close()
+    return GroupCheck(group, runs, reader_path(group, runs, texts))
+
+
+def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRun],
+                texts: dict[frozenset[str], str]) -> tuple[HunkStep, ...]:
+    state: frozenset[str] = frozenset()
+    steps: list[HunkStep] = []
+    while len(state) < len(group):
+        evidence = first_failure(runs[state].shown())  # what the agent is shown
+        ranked = [(rank, unit.unit) for unit in group if unit.unit not in state
+                  and (rank := reader_rank(evidence, texts[state], unit.path, unit.function, unit.edit())) is not None]
+        if not ranked:
+            break
+        rank, unit = min(ranked)
+        steps.append(HunkStep(unit, rank))
+        state = state | {unit}
+    return tuple(steps)
+
+
+def issue_text(group: tuple[UnitFault, ...], run: CheckRun, repo: str) -> tuple[str, str]:
+    """(issue text, kind) from the real failing run of all faults: the symptoms, never the fix.
+    Each failing test function is named once (with its first parameter set's message)."""
+    sections = failure_sections(run.output)
+    failing = read_failure(run.output).failing or union_tests(group)
+    first: dict[str, str] = {}
+    for i, test in enumerate(failing):
+        errors = read_failure(sections[i]).errors if i < len(sections) else ()
+        first.setdefault(test.split("[", 1)[0], next((e for e in errors if e.strip()), "the test fails"))
+    symptoms = [f"`{test}` fails: {message[:MAX_MESSAGE]}" for test, message in list(first.items())[:MAX_SHOWN]]
+    more = f" (and {len(first) - MAX_SHOWN} more failing tests)" if len(first) > MAX_SHOWN else ""
+    head = read_failure(sections[0]).errors if sections else ()
+    kind = "assertion" if head and head[0].startswith(("AssertionError", "assert", "Failed")) else "exception"
+    return f"Bug report for `{repo}`: " + "; ".join(symptoms) + more, kind
+
+
+def failure_sections(output: str) -> list[str]:
+    """Each failure section of a run as an output of its own (a header line and its body)."""
+    sections: list[list[str]] = []
+    inside = False
+    for line in output.splitlines():
+        if line.startswith("___") and line.rstrip().endswith("___"):
+            sections.append(["=" * 10 + " FAILURES " + "=" * 10, line])
+            inside = True
+        elif line.startswith("====="):
+            inside = False
+        elif inside:
+            sections[-1].append(line)
+    return ["\n".join(s) for s in sections]
