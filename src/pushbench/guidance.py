@@ -177,6 +177,28 @@ UNIT_RULES = ("A backlog controller tracks the units: every tool result ends wit
               "its last checker run runs the checker first, and final is only accepted once the verified "
               "count reaches the target.")
 
+# --- prompt rules SimLM acts on (the black-box checklist, the work-unit families' objectives) ------
+# A rule is read where it sits (a fact at its offset, under bounded attention) and followed with the
+# profile's follow_guidance when recalled (policies/sim/units.py, tasks/reposcan/mind.py).
+RULE_SUBMITTED_LIST = "Keep a written list of every identifier you have submitted; never submit an identifier twice."
+RULE_STATUS_FINAL = re.compile(r"Do not stop, and do not call final, before status\(\) reports at least (\d+) "
+                               r"accepted \(verified\)\.")
+UNIT_VERIFIED_DATAOPS = "a unit counts only if its checker passes at submit"  # DataOps-lite's objective
+UNIT_VERIFIED_SWE = "accepted only if its tests pass"  # SWE-lite's objective
+RULE_UNIT_VERIFIED = re.compile(f"(?:{re.escape(UNIT_VERIFIED_DATAOPS)}|{re.escape(UNIT_VERIFIED_SWE)})")
+RULES = {"submitted-list": re.compile(re.escape(RULE_SUBMITTED_LIST)), "status-final": RULE_STATUS_FINAL,
+         "unit-verified": RULE_UNIT_VERIFIED}
+
+
+def status_before_final(target: int) -> str:
+    return f"Do not stop, and do not call final, before status() reports at least {target} accepted (verified)."
+
+
+def prompt_rules(text: str) -> list[str]:
+    """The rules (names of ``RULES``) a prompt text states, in ``RULES`` order."""
+    return [name for name, pattern in RULES.items() if pattern.search(text)]
+
+
 # --- MemGPT: prompt rules, warning, summary, core blocks, statistics, quoted recall -----------------
 MEMGPT_PERSONA = ("I am a careful, persistent agent. I keep my progress block current (verified count, "
                   "searches and pages read), archive the ids I submit, and check memory before resubmitting.")
@@ -366,6 +388,9 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("stale-submit", "controller", STALE_SUBMIT),
     Form("item-rules", "prompt", _exact(ITEM_RULES)),
     Form("unit-rules", "prompt", _exact(UNIT_RULES)),
+    Form("rule-submitted-list", "prompt", re.compile(re.escape(RULE_SUBMITTED_LIST) + "$"), (prompt_rules,)),
+    Form("rule-status-final", "prompt", re.compile(RULE_STATUS_FINAL.pattern + "$"), (prompt_rules,)),
+    Form("rule-unit-verified", "prompt", re.compile(f"^{RULE_UNIT_VERIFIED.pattern}$"), (prompt_rules,)),
     Form("memgpt-persona", "prompt", _exact(MEMGPT_PERSONA)),
     Form("memgpt-rules", "prompt", _exact(MEMGPT_RULES)),
     Form("memory-warning", "memory", _exact(MEMORY_WARNING), (WARNING_CUE,)),

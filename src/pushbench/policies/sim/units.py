@@ -30,14 +30,15 @@ from typing import Any
 import numpy as np
 
 from pushbench.guidance import PROGRESS as PROGRESS_LINE
-from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED, NEXT_UNIT,
-                                 REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed, quoted_blocks)
+from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED,
+                                 NEXT_UNIT, REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed, prompt_rules,
+                                 quoted_blocks)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
 
 (LISTED, SUBMITTED, CHANGED, CHECK_PASS, CHECK_FAIL, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE,
- VIEW, EDIT_FAILED, PROGRESS) = range(13)
+ VIEW, EDIT_FAILED, PROGRESS, RULE, NOTE_COUNT) = range(15)
 VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
 
 _CHECK = re.compile(r"^checker (\S+): (PASS|FAIL)$")
@@ -55,6 +56,9 @@ class UnitMind(Mind):
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
         role, facts, state = message.get("role"), reader.facts, reader.state
         content = message.get("content") or ""
+        if role in ("user", "system"):  # instructions are facts where they sit (guidance.prompt_rules)
+            for rule in prompt_rules(content):
+                facts.add(RULE, offset, step, rule)
         if role == "user" and "target" not in state:
             m = self.objective_pattern.search(content)
             state["target"] = int(m.group(1)) if m else None
@@ -63,6 +67,10 @@ class UnitMind(Mind):
         if role == "assistant":
             for call in message.get("tool_calls") or []:
                 self._parse_call(facts, call.get("function", {}), offset, step)
+            return
+        if role == "system":  # memory notes a memory renders there (core blocks)
+            for line in content.splitlines():
+                self._parse_note(facts, line, offset, step)
             return
         if role != "tool" and role != "user":
             return
@@ -91,7 +99,9 @@ class UnitMind(Mind):
             state["titles"][m.group(1)] = m.group(3)
             facts.add(LISTED, offset, step, m.group(1))
         elif m := _CHECK.match(line):
-            facts.add(CHECK_PASS if m.group(2) == "PASS" else CHECK_FAIL, offset, step, m.group(1))
+            # aux on a pass: would it take this pass for the unit done, were the submit rule not in mind?
+            as_done = stable_uniform(self.seed, "pass-done", m.group(1), step) < self.profile.pass_as_done
+            facts.add(CHECK_PASS if m.group(2) == "PASS" else CHECK_FAIL, offset, step, m.group(1), int(as_done))
         elif m := _VERDICT.match(line):
             misread = stable_uniform(self.seed, "conflate", m.group(1), step) < self.profile.conflate
             facts.add(VERDICT_KIND[m.group(2)], offset, step, m.group(1), int(misread and m.group(2) != "accepted"))
@@ -109,12 +119,21 @@ class UnitMind(Mind):
         elif line.startswith(BLOCKED_MARK):
             followed = stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance
             facts.add(NUDGE, offset, step, "", int(followed))
+            if followed and (m := BLOCKED.match(line)):  # it takes the notice's verified count as its count
+                facts.add(STATUS, offset, step, "", int(m.group(1)) * 2)
         elif line.startswith("ERROR: edit "):
             facts.add(EDIT_FAILED, offset, step, line.split()[2].rstrip(":"))
-        else:  # a quoted earlier verdict (a memory's recall or view): that unit was accepted
-            for name, unit, _ in note_facts(line):
-                if name == "done":
-                    facts.add(PROGRESS, offset, step, unit)
+        else:  # a quoted earlier verdict (a memory's recall or view), or a memory note of its own
+            self._parse_note(facts, line, offset, step)
+
+    @staticmethod
+    def _parse_note(facts: Any, line: str, offset: int, step: int) -> None:
+        """A memory note (guidance.note_facts): a unit done (accepted), or a remembered count."""
+        for name, unit, aux in note_facts(line):
+            if name == "done":
+                facts.add(PROGRESS, offset, step, unit)
+            elif name == "count":
+                facts.add(NOTE_COUNT, offset, step, "", aux)
 
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
         """Family outputs (pages read, test output); record facts in ``reader.facts``."""
@@ -150,15 +169,20 @@ class UnitMind(Mind):
         count = ctx.believed_count()
         nudged = BLOCKED_MARK in last
         if nudged and stable_uniform(self.seed, "follow", step) >= self.profile.follow_guidance:
-            return self._call("final", {"count": count}, call_id)
+            return self._blocked_loop(count, step, call_id)  # it believes the final earned: final or status again
+        ruled = ctx.follows("status-final")  # the prompt's rule: no final before status() reports the target
         if count >= target and not nudged:
-            if "status:" not in last and stable_uniform(self.seed, "status", step) < self.profile.check_status:
+            if "status:" not in last and (ruled or stable_uniform(self.seed, "status", step) < self.profile.check_status):
                 return self._call("status", {}, call_id)
             return self._call("final", {"count": count}, call_id)
         if not nudged and ctx.out_of_patience():
-            if stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
+            if ruled:  # the rule says do not stop short of the target: look at the verified count and go on
+                if "status:" not in last:
+                    return self._call("status", {}, call_id)
+            elif stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
                 return self._call("final", {"count": count}, call_id)
-            return Turn(text_message(f"I have finished about {count} units and will stop here."), None)
+            else:
+                return Turn(text_message(f"I have finished about {count} units and will stop here."), None)
         follows = stable_uniform(self.seed, "guide", step) < self.profile.follow_guidance
         guided = self._guided(last, step, ctx, count) if follows else None
         if guided:
@@ -176,6 +200,13 @@ class UnitMind(Mind):
 
     def _call(self, name: str, args: dict[str, Any], call_id: str) -> Turn:
         return turn_from_message(tool_call_message(name, args, call_id))
+
+    def _blocked_loop(self, count: int, step: int, call_id: str) -> Turn:
+        """A blocked final it does not take the notice's count from: it still believes the target
+        reached, so it asks again (final) or checks (status, per ``check_status``) instead of working."""
+        if stable_uniform(self.seed, "status", step) < self.profile.check_status:
+            return self._call("status", {}, call_id)
+        return self._call("final", {"count": count}, call_id)
 
     def _guided(self, last: str, step: int, ctx: "Recall", count: int) -> tuple[str, dict[str, Any]] | None:
         """Explicit controller instructions in the latest observation (the caller drew whether it follows)."""
@@ -228,8 +259,9 @@ class UnitMind(Mind):
         attempt = ctx.own_changes(unit)  # draws per attempt: a retry is a fresh try, not a replay
         if stage == "submit":
             return "submit", {"unit": unit}
-        if stage == "check":
-            if stable_uniform(self.seed, "skip", unit, attempt) < self.profile.skip_checker:
+        if stage == "check":  # without the rule in mind it may submit unchecked (a missing verifier call)
+            if not ctx.follows("unit-verified") and \
+                    stable_uniform(self.seed, "skip", unit, attempt) < self.profile.skip_checker:
                 return "submit", {"unit": unit}
             return self.checker_tool, {"unit": unit}
         title = self.reader.state["titles"].get(unit, "")
@@ -275,6 +307,29 @@ class Recall:
         facts = mind.reader.facts
         self.kind, self.key, self.aux = facts.array("kind"), facts.array("key"), facts.array("aux")
         self.steps, self.names = facts.array("step"), facts.names
+        self._follows: dict[str, bool] = {}
+        # without the submit rule in mind, a pass drawn as "done" (aux 1) ends its work on the unit
+        self.pass_done = not self.follows("unit-verified")
+
+    def follows(self, rule: str) -> bool:
+        """Does it act on this prompt rule now: the rule recalled where it sits, and followed per profile?"""
+        if rule not in self._follows:
+            key = self.mind.reader.facts.keys.get(rule, -1)
+            recalled = bool((self.recalled & (self.kind == RULE) & (self.key == key)).any())
+            draw = stable_uniform(self.mind.seed, "rule", rule, self.step)
+            self._follows[rule] = recalled and draw < self.mind.profile.follow_guidance
+        return self._follows[rule]
+
+    def passed_as_done(self) -> set[str]:
+        """Units whose latest recalled event is a pass it takes for the unit done (never submitted)."""
+        if not self.pass_done:
+            return set()
+        out = set()
+        for unit in self.units_of(CHECK_PASS):
+            events = self.events(unit)
+            if events and events[-1] == (CHECK_PASS, 1):
+                out.add(unit)
+        return out
 
     def units_of(self, kind: int) -> list[str]:
         idx = np.flatnonzero(self.recalled & (self.kind == kind))
@@ -288,7 +343,11 @@ class Recall:
         window = (np.arange(n) >= start) & self.recalled
         accepted = window & (self.kind == ACCEPTED)
         misread = window & ((self.kind == REJECTED) | (self.kind == DUPLICATE)) & (self.aux == 1)
-        return base + int(accepted.sum()) + int(misread.sum())
+        passes = window & (self.kind == CHECK_PASS)  # passes it took for done count as done units
+        passed = len(self.passed_as_done() & set(self.names[int(k)] for k in self.key[passes]))
+        count = base + int(accepted.sum()) + int(misread.sum()) + passed
+        noted = np.flatnonzero(self.recalled & (self.kind == NOTE_COUNT))  # a count its memory notes hold
+        return max(count, int(self.aux[noted[-1]])) if len(noted) else count
 
     def out_of_patience(self) -> bool:
         p = self.mind.profile
@@ -307,7 +366,7 @@ class Recall:
     def done_units(self) -> set[str]:
         """Units believed finished: accepted, duplicate, shown as passed, a rejection misread as
         success, or submitted with no recalled verdict after the submit (a forgotten pending unit)."""
-        done = set(self.units_of(PROGRESS))
+        done = set(self.units_of(PROGRESS)) | self.passed_as_done()
         for unit in set(self.units_of(SUBMITTED) + self.units_of(ACCEPTED) + self.units_of(DUPLICATE)
                         + self.units_of(REJECTED)):
             state = "open"
