@@ -174,6 +174,8 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
      [("page", Q, 2005), ("page", ONE_PAGE, 1001)]),
     ("submitted-note", g.submitted_note(["a.b", "c.d"]), ("a.b, c.d",), g.note_facts,
      [("done", "a.b", 0), ("done", "c.d", 0)]),
+    ("pending-note", g.pending_note(["U02", "U04"]), ("U02, U04",), g.note_facts,
+     [("pending", "U02", 0), ("pending", "U04", 0)]),
 ]
 
 

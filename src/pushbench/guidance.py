@@ -318,6 +318,7 @@ def acg_reference(unit: int) -> str:
 # --- memory notes: what SimLM writes into core/archival memory and summaries, and reads back --------
 NOTE_COUNT = re.compile(r"^progress: (\d+) accepted")
 NOTE_IDS = re.compile(r"^submitted: (.+)$")
+NOTE_PENDING = re.compile(r"^pending: (.+)$")  # work units not accepted yet (SimLM's unit notes)
 NOTE_READ = re.compile(r"^read: (.+)$")
 NOTE_READ_ITEM = re.compile(r'"([^"]*)" p(\d+)/(\d+)')
 
@@ -336,12 +337,19 @@ def submitted_note(ids: Iterable[str]) -> str:
     return "submitted: " + ", ".join(ids)
 
 
+def pending_note(units: Iterable[str]) -> str:
+    return "pending: " + ", ".join(units)
+
+
 def note_facts(line: str) -> list[tuple[str, str, int]]:
-    """Facts in one line of a memory note: ("count", "", n), ("done", id, 0), ("page", query, p*1000+t)."""
+    """Facts in one line of a memory note: ("count", "", n), ("done", id, 0), ("pending", unit, 0),
+    ("page", query, p*1000+t)."""
     if m := NOTE_COUNT.match(line):
         return [("count", "", int(m.group(1)))]
     if m := NOTE_IDS.match(line):
         return [("done", uid.strip(), 0) for uid in m.group(1).split(",") if uid.strip()]
+    if m := NOTE_PENDING.match(line):
+        return [("pending", unit.strip(), 0) for unit in m.group(1).split(",") if unit.strip()]
     if m := NOTE_READ.match(line):
         return [("page", q, int(p) * 1000 + int(t)) for q, p, t in NOTE_READ_ITEM.findall(m.group(1))]
     if m := QUOTED_VERDICT.match(line):
@@ -409,6 +417,7 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("count-note", "note", NOTE_COUNT, (note_facts,)),
     Form("read-note", "note", NOTE_READ, (note_facts,)),
     Form("submitted-note", "note", NOTE_IDS, (note_facts,)),
+    Form("pending-note", "note", NOTE_PENDING, (note_facts,)),
 )}
 
 

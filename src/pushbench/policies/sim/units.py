@@ -36,6 +36,8 @@ from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED, BLOCKED
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
+from pushbench.policies.sim.rules import follows_rule
 
 (LISTED, SUBMITTED, CHANGED, CHECK_PASS, CHECK_FAIL, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE,
  VIEW, EDIT_FAILED, PROGRESS, RULE, NOTE_COUNT) = range(15)
@@ -56,6 +58,7 @@ class UnitMind(Mind):
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
         role, facts, state = message.get("role"), reader.facts, reader.state
         content = message.get("content") or ""
+        step -= state.get("memory_turns", 0)  # memory calls are not steps
         if role in ("user", "system"):  # instructions are facts where they sit (guidance.prompt_rules)
             for rule in prompt_rules(content):
                 facts.add(RULE, offset, step, rule)
@@ -66,6 +69,8 @@ class UnitMind(Mind):
             return
         if role == "assistant":
             for call in message.get("tool_calls") or []:
+                if call.get("function", {}).get("name") in MEMORY_TOOLS:
+                    state["memory_turns"] = state.get("memory_turns", 0) + 1
                 self._parse_call(facts, call.get("function", {}), offset, step)
             return
         if role == "system":  # memory notes a memory renders there (core blocks)
@@ -132,6 +137,8 @@ class UnitMind(Mind):
         for name, unit, aux in note_facts(line):
             if name == "done":
                 facts.add(PROGRESS, offset, step, unit)
+            elif name == "pending":  # a unit of the backlog, noted (aux 1: not its own listing)
+                facts.add(LISTED, offset, step, unit, 1)
             elif name == "count":
                 facts.add(NOTE_COUNT, offset, step, "", aux)
 
@@ -157,7 +164,7 @@ class UnitMind(Mind):
     # --- deciding -------------------------------------------------------------------------------
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         self.reader.update(messages, tools)
-        step = self.reader.assistant_turns
+        step = self.reader.assistant_turns - self.reader.state.get("memory_turns", 0)
         target = self.reader.state.get("target")
         call_id = f"call_{step}"
         if not target:
@@ -276,6 +283,8 @@ def _last_call(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | N
     for message in reversed(messages):
         if message.get("role") == "assistant" and message.get("tool_calls"):
             fn = message["tool_calls"][-1].get("function", {})
+            if fn.get("name") in MEMORY_TOOLS:  # its memory calls are not the call a repeat refusal means
+                continue
             try:
                 args = json.loads(fn.get("arguments") or "{}")
             except json.JSONDecodeError:
@@ -312,12 +321,9 @@ class Recall:
         self.pass_done = not self.follows("unit-verified")
 
     def follows(self, rule: str) -> bool:
-        """Does it act on this prompt rule now: the rule recalled where it sits, and followed per profile?"""
+        """Does it act on this prompt rule now (recalled where it sits, followed per profile)?"""
         if rule not in self._follows:
-            key = self.mind.reader.facts.keys.get(rule, -1)
-            recalled = bool((self.recalled & (self.kind == RULE) & (self.key == key)).any())
-            draw = stable_uniform(self.mind.seed, "rule", rule, self.step)
-            self._follows[rule] = recalled and draw < self.mind.profile.follow_guidance
+            self._follows[rule] = follows_rule(self.mind, self.recalled, RULE, rule, self.step)
         return self._follows[rule]
 
     def passed_as_done(self) -> set[str]:
