@@ -45,8 +45,10 @@ NOT_READ_BY_SIMLM = {
     "stale": "UnitQGP's stale-stretch redirect; SimLM reads only the Next line after it",
     "stale-submit": "UnitQGP's notice that it submitted a checker-passed unit; SimLM reads the submit verdict "
                     "that follows, not the notice",
-    "item-rules": "StateQGP's system note; SimLM reads the system message only for memory notes (RepoScan)",
-    "unit-rules": "UnitQGP's system note; the work-unit minds do not read the system message",
+    "item-rules": "StateQGP's system note; SimLM reads the system message only for memory notes and the "
+                  "prompt rules of guidance.RULES",
+    "unit-rules": "UnitQGP's system note; the work-unit minds read the system message only for memory notes and "
+                  "the prompt rules of guidance.RULES",
     "memgpt-persona": "MemGPT's persona block (prompt rule); SimLM's memory skills act because the memory "
                       "tools are offered (memory_skills.offered), not on this text",
     "memgpt-rules": "MemGPT's memory instructions (prompt rule); SimLM's memory skills act because the "
