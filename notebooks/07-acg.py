@@ -54,7 +54,7 @@ curve = recall_curve(recall)
 
 # %%
 columns = ["family", "model", "memory", "success", "success_sd", "median_llm_calls", "median_tokens",
-           "evidence_recall", "episodes"]
+           "evidence_recall", "episodes", "flag"]
 save_table(table[columns], Path(figures), "acg_methods",
            f"Memories under the standard controller: success, median LLM calls and tokens, evidence recall ({note}).")
 show_table(table[columns])

@@ -45,8 +45,10 @@ NOT_READ_BY_SIMLM = {
     "stale": "UnitQGP's stale-stretch redirect; SimLM reads only the Next line after it",
     "stale-submit": "UnitQGP's notice that it submitted a checker-passed unit; SimLM reads the submit verdict "
                     "that follows, not the notice",
-    "item-rules": "StateQGP's system note; SimLM reads the system message only for memory notes (RepoScan)",
-    "unit-rules": "UnitQGP's system note; the work-unit minds do not read the system message",
+    "item-rules": "StateQGP's system note; SimLM reads the system message only for memory notes and the "
+                  "prompt rules of guidance.RULES",
+    "unit-rules": "UnitQGP's system note; the work-unit minds read the system message only for memory notes and "
+                  "the prompt rules of guidance.RULES",
     "memgpt-persona": "MemGPT's persona block (prompt rule); SimLM's memory skills act because the memory "
                       "tools are offered (memory_skills.offered), not on this text",
     "memgpt-rules": "MemGPT's memory instructions (prompt rule); SimLM's memory skills act because the "
@@ -139,6 +141,10 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
     ("stale-submit", g.stale_submit(8, "U02"), ("8", "U02"), None, None),
     ("item-rules", g.ITEM_RULES, (), None, None),
     ("unit-rules", g.UNIT_RULES, (), None, None),
+    ("rule-submitted-list", g.RULE_SUBMITTED_LIST, (), g.prompt_rules, ["submitted-list"]),
+    ("rule-status-final", g.status_before_final(50), ("50",), g.prompt_rules, ["status-final"]),
+    ("rule-unit-verified", g.UNIT_VERIFIED_DATAOPS, (), g.prompt_rules, ["unit-verified"]),
+    ("rule-unit-verified", g.UNIT_VERIFIED_SWE, (), g.prompt_rules, ["unit-verified"]),
     ("memgpt-persona", g.MEMGPT_PERSONA, (), None, None),
     ("memgpt-rules", g.MEMGPT_RULES, (), None, None),
     ("memory-warning", g.MEMORY_WARNING, (), lambda t: t.startswith(g.WARNING_CUE), True),
@@ -176,6 +182,8 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
      [("page", Q, 2005), ("page", ONE_PAGE, 1001)]),
     ("submitted-note", g.submitted_note(["a.b", "c.d"]), ("a.b, c.d",), g.note_facts,
      [("done", "a.b", 0), ("done", "c.d", 0)]),
+    ("pending-note", g.pending_note(["U02", "U04"]), ("U02, U04",), g.note_facts,
+     [("pending", "U02", 0), ("pending", "U04", 0)]),
 ]
 
 

@@ -63,6 +63,10 @@ def order_rows(table: pd.DataFrame) -> pd.DataFrame:
 def save_table(table: pd.DataFrame, out_dir: Path, name: str, caption: str, floatfmt: str = ".3f") -> list[Path]:
     """CSV + Markdown; rows with a ``model`` column go weakest profile first (order otherwise kept)."""
     table = order_rows(table)
+    if "flag" in table.columns:  # ceiling/floor flags (analysis/flags.py): the caption counts them
+        from pushbench.analysis.flags import caption as flag_caption
+
+        caption += flag_caption(table)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
     table.to_csv(csv, index=False, float_format="%.4f", lineterminator="\n")

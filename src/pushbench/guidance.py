@@ -177,6 +177,28 @@ UNIT_RULES = ("A backlog controller tracks the units: every tool result ends wit
               "its last checker run runs the checker first, and final is only accepted once the verified "
               "count reaches the target.")
 
+# --- prompt rules SimLM acts on (the black-box checklist, the work-unit families' objectives) ------
+# A rule is read where it sits (a fact at its offset, under bounded attention) and followed with the
+# profile's follow_guidance when recalled (policies/sim/units.py, tasks/reposcan/mind.py).
+RULE_SUBMITTED_LIST = "Keep a written list of every identifier you have submitted; never submit an identifier twice."
+RULE_STATUS_FINAL = re.compile(r"Do not stop, and do not call final, before status\(\) reports at least (\d+) "
+                               r"accepted \(verified\)\.")
+UNIT_VERIFIED_DATAOPS = "a unit counts only if its checker passes at submit"  # DataOps-lite's objective
+UNIT_VERIFIED_SWE = "accepted only if its tests pass"  # SWE-lite's objective
+RULE_UNIT_VERIFIED = re.compile(f"(?:{re.escape(UNIT_VERIFIED_DATAOPS)}|{re.escape(UNIT_VERIFIED_SWE)})")
+RULES = {"submitted-list": re.compile(re.escape(RULE_SUBMITTED_LIST)), "status-final": RULE_STATUS_FINAL,
+         "unit-verified": RULE_UNIT_VERIFIED}
+
+
+def status_before_final(target: int) -> str:
+    return f"Do not stop, and do not call final, before status() reports at least {target} accepted (verified)."
+
+
+def prompt_rules(text: str) -> list[str]:
+    """The rules (names of ``RULES``) a prompt text states, in ``RULES`` order."""
+    return [name for name, pattern in RULES.items() if pattern.search(text)]
+
+
 # --- MemGPT: prompt rules, warning, summary, core blocks, statistics, quoted recall -----------------
 MEMGPT_PERSONA = ("I am a careful, persistent agent. I keep my progress block current (verified count, "
                   "searches and pages read), archive the ids I submit, and check memory before resubmitting.")
@@ -314,6 +336,7 @@ def acg_reference(unit: int) -> str:
 # --- memory notes: what SimLM writes into core/archival memory and summaries, and reads back --------
 NOTE_COUNT = re.compile(r"^progress: (\d+) accepted")
 NOTE_IDS = re.compile(r"^submitted: (.+)$")
+NOTE_PENDING = re.compile(r"^pending: (.+)$")  # work units not accepted yet (SimLM's unit notes)
 NOTE_READ = re.compile(r"^read: (.+)$")
 NOTE_READ_ITEM = re.compile(r'"([^"]*)" p(\d+)/(\d+)')
 
@@ -332,12 +355,19 @@ def submitted_note(ids: Iterable[str]) -> str:
     return "submitted: " + ", ".join(ids)
 
 
+def pending_note(units: Iterable[str]) -> str:
+    return "pending: " + ", ".join(units)
+
+
 def note_facts(line: str) -> list[tuple[str, str, int]]:
-    """Facts in one line of a memory note: ("count", "", n), ("done", id, 0), ("page", query, p*1000+t)."""
+    """Facts in one line of a memory note: ("count", "", n), ("done", id, 0), ("pending", unit, 0),
+    ("page", query, p*1000+t)."""
     if m := NOTE_COUNT.match(line):
         return [("count", "", int(m.group(1)))]
     if m := NOTE_IDS.match(line):
         return [("done", uid.strip(), 0) for uid in m.group(1).split(",") if uid.strip()]
+    if m := NOTE_PENDING.match(line):
+        return [("pending", unit.strip(), 0) for unit in m.group(1).split(",") if unit.strip()]
     if m := NOTE_READ.match(line):
         return [("page", q, int(p) * 1000 + int(t)) for q, p, t in NOTE_READ_ITEM.findall(m.group(1))]
     if m := QUOTED_VERDICT.match(line):
@@ -384,6 +414,9 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("stale-submit", "controller", STALE_SUBMIT),
     Form("item-rules", "prompt", _exact(ITEM_RULES)),
     Form("unit-rules", "prompt", _exact(UNIT_RULES)),
+    Form("rule-submitted-list", "prompt", re.compile(re.escape(RULE_SUBMITTED_LIST) + "$"), (prompt_rules,)),
+    Form("rule-status-final", "prompt", re.compile(RULE_STATUS_FINAL.pattern + "$"), (prompt_rules,)),
+    Form("rule-unit-verified", "prompt", re.compile(f"^{RULE_UNIT_VERIFIED.pattern}$"), (prompt_rules,)),
     Form("memgpt-persona", "prompt", _exact(MEMGPT_PERSONA)),
     Form("memgpt-rules", "prompt", _exact(MEMGPT_RULES)),
     Form("memory-warning", "memory", _exact(MEMORY_WARNING), (WARNING_CUE,)),
@@ -404,6 +437,7 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("count-note", "note", NOTE_COUNT, (note_facts,)),
     Form("read-note", "note", NOTE_READ, (note_facts,)),
     Form("submitted-note", "note", NOTE_IDS, (note_facts,)),
+    Form("pending-note", "note", NOTE_PENDING, (note_facts,)),
 )}
 
 

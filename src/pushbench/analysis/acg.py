@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
+from pushbench.analysis.flags import with_flags
 from pushbench.figures import label_models, model_order
 
 METHODS = ["full", "summary", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
@@ -40,7 +41,7 @@ def method_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Data
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    return _ordered(table)
+    return _ordered(with_flags(table, method_rows(episodes), ["family", "model", "memory"]))
 
 
 def _ordered(table: pd.DataFrame) -> pd.DataFrame:

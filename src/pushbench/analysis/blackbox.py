@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from pushbench.analysis.flags import from_rates
 from pushbench.figures import label_models, model_order
 from pushbench.harness.grid import checklist_deltas
 from pushbench.harness.launcher import STANDIN_PREFIX
@@ -41,7 +42,10 @@ def success_counts(episodes: pd.DataFrame) -> pd.DataFrame:
     table = episodes.groupby(["agent", "model", "target", "controller"], sort=True).agg(
         successes=("success", "sum"), tasks=("success", "size"), valid_count=("valid_count", "mean"),
         duplicate_rate=("duplicate_submit_rate", "mean"), steps=("steps", "mean")).reset_index()
-    return with_kind(table.rename(columns={"controller": "prompt"}))
+    table = table.rename(columns={"controller": "prompt"})
+    by = ["agent", "model", "prompt"]  # an agent and prompt over its targets N
+    flags = from_rates(table.assign(rate=table.successes / table.tasks), by, "rate")
+    return with_kind(table.merge(flags, on=by, how="left"))
 
 
 def deltas(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
+from pushbench.analysis.flags import from_rates, with_flags
 from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
@@ -24,7 +25,7 @@ def main_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFr
                      "reported_count_error": group.reported_count_error.dropna().mean()
                      if group.reported_count_error.notna().any() else np.nan,
                      "episodes": len(group)})
-    return pd.DataFrame(rows)
+    return with_flags(pd.DataFrame(rows), episodes, CONDITION)
 
 
 def cost_table(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -40,7 +41,8 @@ def cost_table(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
-    return stats.target_scaling(episodes, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
+    scaling = stats.target_scaling(episodes, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
+    return scaling.merge(from_rates(scaling, ["model", "controller"]), on=["model", "controller"], how="left")
 
 
 def plot_scaling(scaling: pd.DataFrame, deltas: pd.DataFrame, controllers: list[str]) -> plt.Figure:

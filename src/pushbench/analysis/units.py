@@ -8,6 +8,7 @@ import pandas as pd
 
 from pushbench import stats
 from pushbench.analysis.deltas import paired_deltas
+from pushbench.analysis.flags import from_rates, with_flags
 from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
@@ -31,7 +32,7 @@ def success_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
                      "verifier_recoveries": group.get("verifier_recoveries", pd.Series(dtype=float)).mean(),
                      "false_completion": group.false_completion.mean(), "premature_stop": group.premature_stop.mean(),
                      "duplicates_per_episode": group.duplicate_submissions.mean(), "episodes": len(group)})
-    table = pd.DataFrame(rows)
+    table = with_flags(pd.DataFrame(rows), episodes, CONDITION)
     table["condition"] = table.apply(condition_label, axis=1)
     return table
 
@@ -49,7 +50,8 @@ def controller_deltas(episodes: pd.DataFrame, controller: str, baselines: list[s
 def success_by_target(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
     """Success by backlog size N per model and controller (plain-transcript runs, native backend)."""
     plain = episodes[(episodes.memory == "full") & (episodes.backend == "native")]
-    return stats.target_scaling(plain, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
+    by_n = stats.target_scaling(plain, by=("model", "controller"), n_resamples=n_resamples, seed=seed)
+    return by_n.merge(from_rates(by_n, ["model", "controller"]), on=["model", "controller"], how="left")
 
 
 def per_unit_type(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -20,7 +20,14 @@ the system prompt are guidance like any other):
 - asked to summarise evicted messages: list the facts it recalls from them, under its own bounded
   attention (lossy per profile): believed count, pages read, ids submitted.
 
-Skills act only for minds that keep RepoScan facts; other families get the memory tools unused.
+On the work-unit families (DataOps-lite, SWE-lite; ``UnitMind``) the same skills keep unit notes:
+the ``progress`` block holds the count, the units it recalls accepted (``submitted: U01, U03``) and
+the listed units not accepted yet (``pending: U02, U04``); an accepted submit is archived
+(``submitted: U01``); before a submit, when the archive holds passages, it searches it for the unit
+(a unit found there was accepted: it moves on); a summary lists count, accepted and pending units.
+The unit mind reads these notes back (``guidance.note_facts``) wherever they sit.
+
+Other minds (no RepoScan facts, no units) get the memory tools unused.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from pushbench.guidance import (ARCHIVE_SIZE, PROGRESS_BLOCK, SUMMARY_CUE, WARNING_CUE, count_note, note_facts,
-                                read_note, submitted_note)
+                                pending_note, read_note, submitted_note)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.tokens import count_message_tokens, count_tokens
@@ -123,6 +130,8 @@ def external_step(reader: Any) -> int:
 def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
     """The mind's turn with memory tools offered: a memory call first when one is due."""
     mind.reader.update(messages, tools)
+    if hasattr(mind, "checker_tool"):  # a work-unit mind (policies/sim/units.py)
+        return _unit_act(mind, messages, tools)
     goal = mind.reader.state.get("goal")
     if goal is None or not hasattr(mind, "kinds"):
         return mind.act(messages, tools)
@@ -200,7 +209,9 @@ def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
     reader = mind.reader
     reader.update(messages, [])
     goal = reader.state.get("goal")
-    if goal is None or not hasattr(mind, "kinds"):
+    if hasattr(mind, "checker_tool") and reader.state.get("target"):
+        turn = Turn(text_message("\n".join(_unit_notes(mind, reader.state["target"]))), None)
+    elif goal is None or not hasattr(mind, "kinds"):
         turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
     else:
         turn = Turn(text_message(_summary_text(mind, goal.target)), None)
@@ -224,3 +235,61 @@ def _summary_text(mind: Any, target: int) -> str:
     if done:
         lines.append(submitted_note(done))
     return "\n".join(lines)
+
+
+# --- work units -------------------------------------------------------------------------------
+def _unit_act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+    """A work-unit mind's turn with memory tools: note progress, archive accepted units, search the
+    archive before a submit (each per ``follow_guidance``), else the mind's own turn."""
+    target = mind.reader.state.get("target")
+    if not target:
+        return mind.act(messages, tools)
+    step = external_step(mind.reader)
+    ext, result, since = _this_step(messages)
+    call_id = f"call_{step}_m{len(since) + 1}"
+    follow = mind.profile.follow_guidance
+    warned = bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
+    noted = any(n.startswith("core_memory") for n in since)
+    fresh_result = result.startswith(("submit ", "status:"))
+    if not noted and (warned or fresh_result) and stable_uniform(mind.seed, "mem-note", step) < follow:
+        new = "\n".join(_unit_notes(mind, target))
+        block = _block(messages)
+        if block:
+            return _call("core_memory_replace", {"label": "progress", "old_content": block, "new_content": new}, call_id)
+        return _call("core_memory_append", {"label": "progress", "content": new}, call_id)
+    unit = _unit_of(ext)
+    if (unit and result.startswith(f"submit {unit}: accepted") and "archival_memory_insert" not in since
+            and stable_uniform(mind.seed, "mem-archive", step) < follow):
+        return _call("archival_memory_insert", {"content": submitted_note([unit])}, call_id)
+    turn = mind.act(messages, tools)
+    if (turn.call is not None and turn.call.name == "submit" and _archive_size(messages) > 0
+            and "archival_memory_search" not in since and stable_uniform(mind.seed, "mem-search", step) < follow):
+        unit = _unit_of({"arguments": turn.call.arguments})
+        if unit:
+            return _call("archival_memory_search", {"query": f"submitted: {unit}"}, call_id)
+    return turn
+
+
+def _unit_of(fn: dict[str, Any] | None) -> str:
+    raw = (fn or {}).get("arguments") or "{}"
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return ""
+    return str(args.get("unit") or "") if isinstance(args, dict) else ""
+
+
+def _unit_notes(mind: Any, target: int) -> list[str]:
+    """Its unit notes from what it recalls now: count, accepted units, listed units not accepted."""
+    from pushbench.policies.sim.units import ACCEPTED, DUPLICATE, PROGRESS, Recall
+
+    recalled, step = _recall(mind)
+    ctx = Recall(mind, recalled, step)
+    accepted = sorted({u for kind in (ACCEPTED, DUPLICATE, PROGRESS) for u in ctx.units_of(kind)})
+    lines = [count_note(ctx.believed_count(), target)]
+    if accepted:
+        lines.append(submitted_note(accepted))
+    pending = [u for u in ctx.listed_units() if u not in accepted]
+    if pending:
+        lines.append(pending_note(pending))
+    return lines

@@ -44,6 +44,8 @@ class Profile:
     pages_per_submit: int  # search pages read before submitting the candidates found
     skip_checker: float  # work units: submits right after an edit without running the checker
     calibrated_to: str = "priors (uncalibrated)"  # the published model(s) the recall parameters are fitted to
+    # --- work-unit mechanisms (issue 19 items 3-5); values in WORK_UNIT_PRIORS below ---
+    pass_as_done: float = 0.0  # work units: takes a passing checker run for the unit done (no submit)
 
 
 PRIORS: dict[str, Profile] = {
@@ -84,6 +86,20 @@ PRIORS: dict[str, Profile] = {
         follow_guidance=1.0, claim_on_stop=1.0, check_status=0.0,
         pages_per_submit=1, skip_checker=0.0),
 }
+
+
+# --- work-unit mechanisms (issue 19 items 3-5): documented priors, never fitted ----------------------
+# Both apply only when the mind does not recall (or does not follow) the objective's rule that a
+# unit counts only if its check passes at submit (guidance.RULE_UNIT_VERIFIED); skip_checker above is
+# read the same way. The values order the profiles like the rest of the table: weaker models lose
+# the instruction's point more often.
+WORK_UNIT_PRIORS: dict[str, dict[str, float]] = {
+    "mini": {"pass_as_done": 0.4},  # small models often stop at "the check passes" and move on
+    "base": {"pass_as_done": 0.2},  # mid models mostly submit, sometimes forget after a pass
+    "pro": {"pass_as_done": 0.1},  # strong models rarely treat a pass as a submit
+    "perfect": {"pass_as_done": 0.0},  # the reference bound never does
+}
+PRIORS = {name: replace(p, **WORK_UNIT_PRIORS.get(name, {})) for name, p in PRIORS.items()}
 
 
 def load_fitted(path: Path | None = None) -> dict[str, dict[str, object]]:

@@ -1,4 +1,4 @@
-"""SimLM on work-unit backlogs: the shared part (DataOps-lite now; SWE-lite can subclass it).
+"""SimLM on work-unit backlogs: the shared part of the DataOps-lite and SWE-lite minds.
 
 ``UnitMind`` parses the shared tool outputs (``tools/units.py``: backlog listing, checker results,
 submit verdicts, status lines, and the ``[progress]``/``[controller]`` lines UnitQGP adds) into
@@ -6,8 +6,22 @@ facts with token offsets, and decides under bounded attention:
 - beliefs come only from recalled facts: which units exist (the listing can be partly forgotten),
   which were submitted/accepted, the believed accepted count (latest recalled status plus recalled
   accepts, plus rejected/duplicate verdicts mistaken for progress per ``conflate``);
-- per unit it goes evidence -> answer/edit -> checker -> submit; after an answer or edit it skips
-  the checker with probability ``skip_checker``; after a FAIL or a rejection it tries again;
+- per unit it goes evidence -> answer/edit -> checker -> submit; after a FAIL or a rejection it
+  tries again;
+- prompt rules (``guidance.prompt_rules``) are facts where the prompt states them, acted on when
+  recalled and followed (``rules.py``). The objective's rule that a unit counts only if its check
+  passes at submit (``unit-verified``) gates two failures: without it in mind, after an answer or
+  edit it skips the checker with probability ``skip_checker`` (a missing verifier call), and it takes
+  a recalled pass for the unit done with probability ``pass_as_done`` (fixed per unit and pass),
+  moving on without submitting and counting the unit (a no-submit loop: the unit stays passed but
+  unaccepted until something sends it back); a forgotten pass is checked again instead of submitted;
+  the status rule (``status-final``) makes it call ``status()`` before ``final`` and keep going when
+  out of patience;
+- stale inspection: only a recalled edit of its own marks what it read before as stale (the family
+  minds), so a forgotten edit leaves it acting on the old page;
+- a blocked final: followed, it takes the notice's verified count as its count and resumes work;
+  not followed, it still believes the target reached and repeats ``final`` (or checks ``status()``
+  per ``check_status``) instead of working;
 - it forgets: a unit whose submit it recalls but not the verdict counts as done (a pending unit
   forgotten), a unit whose acceptance it forgot is redone and resubmitted (a duplicate);
 - it claims completion from its believed count, gives up when steps without recalled progress
@@ -17,6 +31,8 @@ facts with token offsets, and decides under bounded attention:
   (final with the verified count of the progress block), a repeat refusal (it does not issue that
   call again next step but works on another open unit) and an already-accepted refusal (it records
   the unit as accepted, like a passed unit of the progress block).
+Memory notes (core blocks, summaries, archive passages: ``submitted:``, ``pending:``, ``progress:``)
+are read as units done, units listed and a remembered count (``memory_skills.py`` writes them).
 A family subclass implements ``parse_extra`` (its own tool outputs) and ``work`` (the next
 evidence-gathering call or the answer/edit for one unit, from recalled evidence only).
 """
@@ -27,17 +43,18 @@ import json
 import re
 from typing import Any
 
-import numpy as np
-
 from pushbench.guidance import PROGRESS as PROGRESS_LINE
-from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED, NEXT_UNIT,
-                                 REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed, quoted_blocks)
+from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED,
+                                 NEXT_UNIT, REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed, prompt_rules,
+                                 quoted_blocks)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
+from pushbench.policies.sim.unit_recall import (ACCEPTED, CHANGED, CHECK_FAIL, CHECK_PASS, DUPLICATE, EDIT_FAILED,
+                                                 LISTED, NOTE_COUNT, NUDGE, PROGRESS, REJECTED, RULE, STATUS,
+                                                 SUBMITTED, VIEW, Recall)
 
-(LISTED, SUBMITTED, CHANGED, CHECK_PASS, CHECK_FAIL, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE,
- VIEW, EDIT_FAILED, PROGRESS) = range(13)
 VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
 
 _CHECK = re.compile(r"^checker (\S+): (PASS|FAIL)$")
@@ -55,6 +72,10 @@ class UnitMind(Mind):
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
         role, facts, state = message.get("role"), reader.facts, reader.state
         content = message.get("content") or ""
+        step -= state.get("memory_turns", 0)  # memory calls are not steps
+        if role in ("user", "system"):  # instructions are facts where they sit (guidance.prompt_rules)
+            for rule in prompt_rules(content):
+                facts.add(RULE, offset, step, rule)
         if role == "user" and "target" not in state:
             m = self.objective_pattern.search(content)
             state["target"] = int(m.group(1)) if m else None
@@ -62,7 +83,13 @@ class UnitMind(Mind):
             return
         if role == "assistant":
             for call in message.get("tool_calls") or []:
+                if call.get("function", {}).get("name") in MEMORY_TOOLS:
+                    state["memory_turns"] = state.get("memory_turns", 0) + 1
                 self._parse_call(facts, call.get("function", {}), offset, step)
+            return
+        if role == "system":  # memory notes a memory renders there (core blocks)
+            for line in content.splitlines():
+                self._parse_note(facts, line, offset, step)
             return
         if role != "tool" and role != "user":
             return
@@ -91,7 +118,9 @@ class UnitMind(Mind):
             state["titles"][m.group(1)] = m.group(3)
             facts.add(LISTED, offset, step, m.group(1))
         elif m := _CHECK.match(line):
-            facts.add(CHECK_PASS if m.group(2) == "PASS" else CHECK_FAIL, offset, step, m.group(1))
+            # aux on a pass: would it take this pass for the unit done, were the submit rule not in mind?
+            as_done = stable_uniform(self.seed, "pass-done", m.group(1), step) < self.profile.pass_as_done
+            facts.add(CHECK_PASS if m.group(2) == "PASS" else CHECK_FAIL, offset, step, m.group(1), int(as_done))
         elif m := _VERDICT.match(line):
             misread = stable_uniform(self.seed, "conflate", m.group(1), step) < self.profile.conflate
             facts.add(VERDICT_KIND[m.group(2)], offset, step, m.group(1), int(misread and m.group(2) != "accepted"))
@@ -109,12 +138,23 @@ class UnitMind(Mind):
         elif line.startswith(BLOCKED_MARK):
             followed = stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance
             facts.add(NUDGE, offset, step, "", int(followed))
+            if followed and (m := BLOCKED.match(line)):  # it takes the notice's verified count as its count
+                facts.add(STATUS, offset, step, "", int(m.group(1)) * 2)
         elif line.startswith("ERROR: edit "):
             facts.add(EDIT_FAILED, offset, step, line.split()[2].rstrip(":"))
-        else:  # a quoted earlier verdict (a memory's recall or view): that unit was accepted
-            for name, unit, _ in note_facts(line):
-                if name == "done":
-                    facts.add(PROGRESS, offset, step, unit)
+        else:  # a quoted earlier verdict (a memory's recall or view), or a memory note of its own
+            self._parse_note(facts, line, offset, step)
+
+    @staticmethod
+    def _parse_note(facts: Any, line: str, offset: int, step: int) -> None:
+        """A memory note (guidance.note_facts): a unit done (accepted), or a remembered count."""
+        for name, unit, aux in note_facts(line):
+            if name == "done":
+                facts.add(PROGRESS, offset, step, unit)
+            elif name == "pending":  # a unit of the backlog, noted (aux 1: not its own listing)
+                facts.add(LISTED, offset, step, unit, 1)
+            elif name == "count":
+                facts.add(NOTE_COUNT, offset, step, "", aux)
 
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
         """Family outputs (pages read, test output); record facts in ``reader.facts``."""
@@ -131,14 +171,14 @@ class UnitMind(Mind):
                 reader.facts.add(LISTED, offset, step, m.group(1), 1)
 
     # --- family hook ----------------------------------------------------------------------------
-    def work(self, unit: str, title: str, ctx: "Recall", attempt: int) -> tuple[str, dict[str, Any]] | None:
+    def work(self, unit: str, title: str, ctx: Recall, attempt: int) -> tuple[str, dict[str, Any]] | None:
         """The next call for ``unit``: a look at evidence, or the answer/edit (None: no idea)."""
         raise NotImplementedError
 
     # --- deciding -------------------------------------------------------------------------------
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         self.reader.update(messages, tools)
-        step = self.reader.assistant_turns
+        step = self.reader.assistant_turns - self.reader.state.get("memory_turns", 0)
         target = self.reader.state.get("target")
         call_id = f"call_{step}"
         if not target:
@@ -150,15 +190,20 @@ class UnitMind(Mind):
         count = ctx.believed_count()
         nudged = BLOCKED_MARK in last
         if nudged and stable_uniform(self.seed, "follow", step) >= self.profile.follow_guidance:
-            return self._call("final", {"count": count}, call_id)
+            return self._blocked_loop(count, step, call_id)  # it believes the final earned: final or status again
+        ruled = ctx.follows("status-final")  # the prompt's rule: no final before status() reports the target
         if count >= target and not nudged:
-            if "status:" not in last and stable_uniform(self.seed, "status", step) < self.profile.check_status:
+            if "status:" not in last and (ruled or stable_uniform(self.seed, "status", step) < self.profile.check_status):
                 return self._call("status", {}, call_id)
             return self._call("final", {"count": count}, call_id)
         if not nudged and ctx.out_of_patience():
-            if stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
+            if ruled:  # the rule says do not stop short of the target: look at the verified count and go on
+                if "status:" not in last:
+                    return self._call("status", {}, call_id)
+            elif stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
                 return self._call("final", {"count": count}, call_id)
-            return Turn(text_message(f"I have finished about {count} units and will stop here."), None)
+            else:
+                return Turn(text_message(f"I have finished about {count} units and will stop here."), None)
         follows = stable_uniform(self.seed, "guide", step) < self.profile.follow_guidance
         guided = self._guided(last, step, ctx, count) if follows else None
         if guided:
@@ -177,7 +222,14 @@ class UnitMind(Mind):
     def _call(self, name: str, args: dict[str, Any], call_id: str) -> Turn:
         return turn_from_message(tool_call_message(name, args, call_id))
 
-    def _guided(self, last: str, step: int, ctx: "Recall", count: int) -> tuple[str, dict[str, Any]] | None:
+    def _blocked_loop(self, count: int, step: int, call_id: str) -> Turn:
+        """A blocked final it does not take the notice's count from: it still believes the target
+        reached, so it asks again (final) or checks (status, per ``check_status``) instead of working."""
+        if stable_uniform(self.seed, "status", step) < self.profile.check_status:
+            return self._call("status", {}, call_id)
+        return self._call("final", {"count": count}, call_id)
+
+    def _guided(self, last: str, step: int, ctx: Recall, count: int) -> tuple[str, dict[str, Any]] | None:
         """Explicit controller instructions in the latest observation (the caller drew whether it follows)."""
         lines = last.splitlines()
         for line in lines:
@@ -198,7 +250,7 @@ class UnitMind(Mind):
                 return "final", {"count": verified}
         return None
 
-    def _other_than(self, previous: tuple[str, dict[str, Any]], last: str, ctx: "Recall",
+    def _other_than(self, previous: tuple[str, dict[str, Any]], last: str, ctx: Recall,
                     tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         """Its next-best call after a repeat refusal: the step of another open unit (the controller's
         next unit first), else a look at the backlog or the status."""
@@ -212,7 +264,7 @@ class UnitMind(Mind):
                     return choice
         return ("status", {}) if previous[0] == "list_units" else ("list_units", {})
 
-    def _no_focus(self, ctx: "Recall", count: int, call_id: str) -> Turn:
+    def _no_focus(self, ctx: Recall, count: int, call_id: str) -> Turn:
         """Every recalled unit looks done but the count is short: re-list, or resubmit to re-verify."""
         if not ctx.recent_listing():
             return self._call("list_units", {}, call_id)
@@ -223,13 +275,14 @@ class UnitMind(Mind):
             return self._call("final", {"count": count}, call_id)
         return Turn(text_message("I believe every unit is done."), None)
 
-    def _unit_step(self, unit: str, ctx: "Recall") -> tuple[str, dict[str, Any]]:
+    def _unit_step(self, unit: str, ctx: Recall) -> tuple[str, dict[str, Any]]:
         stage = ctx.stage(unit)
         attempt = ctx.own_changes(unit)  # draws per attempt: a retry is a fresh try, not a replay
         if stage == "submit":
             return "submit", {"unit": unit}
-        if stage == "check":
-            if stable_uniform(self.seed, "skip", unit, attempt) < self.profile.skip_checker:
+        if stage == "check":  # without the rule in mind it may submit unchecked (a missing verifier call)
+            if not ctx.follows("unit-verified") and \
+                    stable_uniform(self.seed, "skip", unit, attempt) < self.profile.skip_checker:
                 return "submit", {"unit": unit}
             return self.checker_tool, {"unit": unit}
         title = self.reader.state["titles"].get(unit, "")
@@ -244,6 +297,8 @@ def _last_call(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | N
     for message in reversed(messages):
         if message.get("role") == "assistant" and message.get("tool_calls"):
             fn = message["tool_calls"][-1].get("function", {})
+            if fn.get("name") in MEMORY_TOOLS:  # its memory calls are not the call a repeat refusal means
+                continue
             try:
                 args = json.loads(fn.get("arguments") or "{}")
             except json.JSONDecodeError:
@@ -267,96 +322,6 @@ def _same_call(a: tuple[str, Any], b: tuple[str, Any], tools: list[dict[str, Any
     return full(*a) == full(*b)
 
 
-class Recall:
-    """What the mind recalls at one step: views over the fact columns through the recall mask."""
-
-    def __init__(self, mind: UnitMind, recalled: np.ndarray, step: int):
-        self.mind, self.recalled, self.step = mind, recalled, step
-        facts = mind.reader.facts
-        self.kind, self.key, self.aux = facts.array("kind"), facts.array("key"), facts.array("aux")
-        self.steps, self.names = facts.array("step"), facts.names
-
-    def units_of(self, kind: int) -> list[str]:
-        idx = np.flatnonzero(self.recalled & (self.kind == kind))
-        return list(dict.fromkeys(self.names[int(self.key[i])] for i in idx))
-
-    def believed_count(self) -> int:
-        n = len(self.kind)
-        status = np.flatnonzero(self.recalled & (self.kind == STATUS))
-        start = int(status[-1]) + 1 if len(status) else 0
-        base = int(self.aux[status[-1]] // 2) if len(status) else 0
-        window = (np.arange(n) >= start) & self.recalled
-        accepted = window & (self.kind == ACCEPTED)
-        misread = window & ((self.kind == REJECTED) | (self.kind == DUPLICATE)) & (self.aux == 1)
-        return base + int(accepted.sum()) + int(misread.sum())
-
-    def out_of_patience(self) -> bool:
-        p = self.mind.profile
-        progress = self.recalled & ((self.kind == ACCEPTED) | (self.kind == CHECK_PASS)
-                                    | ((self.kind == STATUS) & (self.aux % 2 == 1)) | ((self.kind == NUDGE) & (self.aux == 1)))
-        marks = np.flatnonzero(progress)
-        last = int(self.steps[marks[-1]]) if len(marks) else 0
-        fill = min(1.0, self.mind.reader.total_tokens / p.window)
-        return self.step - last > p.patience * max(0.25, 1.0 - p.fatigue * fill)
-
-    def events(self, unit: str) -> list[tuple[int, int]]:
-        """(kind, aux) of the recalled facts about ``unit``, in context order."""
-        idx = np.flatnonzero(self.recalled & (self.key == self.mind.reader.facts.keys.get(unit, -1)))
-        return [(int(self.kind[i]), int(self.aux[i])) for i in idx]
-
-    def done_units(self) -> set[str]:
-        """Units believed finished: accepted, duplicate, shown as passed, a rejection misread as
-        success, or submitted with no recalled verdict after the submit (a forgotten pending unit)."""
-        done = set(self.units_of(PROGRESS))
-        for unit in set(self.units_of(SUBMITTED) + self.units_of(ACCEPTED) + self.units_of(DUPLICATE)
-                        + self.units_of(REJECTED)):
-            state = "open"
-            for kind, aux in self.events(unit):
-                if kind in (ACCEPTED, DUPLICATE, SUBMITTED) or (kind == REJECTED and aux == 1):
-                    state = "done"
-                elif kind in (REJECTED, CHANGED, CHECK_FAIL, CHECK_PASS, EDIT_FAILED):
-                    state = "open"
-            if state == "done":
-                done.add(unit)
-        return done
-
-    def listed_units(self) -> list[str]:
-        return sorted(self.units_of(LISTED))
-
-    def recent_listing(self) -> bool:
-        """Did it (re)list the backlog since its last submit? Then re-listing adds nothing."""
-        lists = np.flatnonzero((self.kind == LISTED) & (self.aux == 0))  # its own listings, not quotations
-        submits = np.flatnonzero(self.kind == SUBMITTED)
-        return len(lists) > 0 and (not len(submits) or lists[-1] > submits[-1])
-
-    def unverified_units(self) -> list[str]:
-        verified = set(self.units_of(ACCEPTED)) | set(self.units_of(DUPLICATE)) | set(self.units_of(PROGRESS))
-        return [u for u in self.listed_units() if u not in verified]
-
-    def last_unit_action(self) -> str | None:
-        idx = np.flatnonzero((self.kind == SUBMITTED) | (self.kind == CHANGED) | (self.kind == VIEW)
-                             | (self.kind == CHECK_PASS) | (self.kind == CHECK_FAIL))
-        return self.names[int(self.key[idx[-1]])].split("|")[0] if len(idx) else None
-
-    def focus_unit(self) -> str | None:
-        done = self.done_units()
-        current = self.last_unit_action()
-        if current and current not in done:
-            return current
-        return next((u for u in self.listed_units() if u not in done), None)
-
-    def own_changes(self, unit: str) -> int:
-        """How many answers/edits it has made to ``unit`` (its own calls, recalled or not)."""
-        return int(((self.kind == CHANGED) & (self.key == self.mind.reader.facts.keys.get(unit, -1))).sum())
-
-    def stage(self, unit: str) -> str:
-        """Where ``unit`` stands in recall: 'work' (answer/edit or look), 'check' or 'submit'."""
-        stage = "work"
-        for kind, _aux in self.events(unit):
-            if kind == CHANGED:
-                stage = "check"
-            elif kind == CHECK_PASS:
-                stage = "submit"
-            elif kind in (CHECK_FAIL, REJECTED, EDIT_FAILED):
-                stage = "work"
-        return stage
+# the fact kinds and Recall live in unit_recall; the family minds import them from here
+__all__ = ["ACCEPTED", "CHANGED", "CHECK_FAIL", "CHECK_PASS", "DUPLICATE", "EDIT_FAILED", "LISTED", "NOTE_COUNT",
+           "NUDGE", "PROGRESS", "REJECTED", "RULE", "STATUS", "SUBMITTED", "VIEW", "Recall", "UnitMind"]

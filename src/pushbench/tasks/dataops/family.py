@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pushbench import config
+from pushbench import config, guidance
 from pushbench.tasks.dataops import data as src
 from pushbench.tasks.dataops import units as du
 from pushbench.tasks.base import BuiltTask, TaskSpec
@@ -30,7 +30,7 @@ OBJECTIVE = ("Work through a backlog of {n} data-operations units (CSV field che
              "consistency answers) until the verifier has accepted all {n}. Use list_units() to see the "
              "units, inspect(unit, path, page) to read a unit's files, answer(unit, value) or "
              "edit(unit, path, old, new) to do the work, run_checker(unit) to check it, submit(unit) to "
-             "have it verified (a unit counts only if its checker passes at submit), status() for the "
+             "have it verified (" + guidance.UNIT_VERIFIED_DATAOPS + "), status() for the "
              "verified count, and final(count) once {n} units are accepted.")
 _OBJECTIVE = re.compile(r"backlog of (\d+) data-operations units")
 

@@ -3,7 +3,9 @@
 It parses each ``inspect`` page (CSV rows, file lines) into a view fact; for a unit it applies the
 family reader (``tasks/dataops/units.py``: ``next_view``/``derive``) to the *recalled* views of
 that unit only. A forgotten page is inspected again. After its own edit of a file the earlier views
-of that file are stale (it re-reads before editing again). Each attempt at a unit is wrong with
+of that file are stale (it re-reads before editing again) — if it recalls that edit: with the edit
+forgotten it acts on the page it read before (stale inspection), and the edit's ``old`` text is no
+longer there, so the edit fails and the recalled failure sends it back to the file. Each attempt at a unit is wrong with
 probability ``false_positive + false_negative`` (misread column, off-by-one count, mistyped value),
 fixed per (unit, attempt); the checker or the verifier then shows FAIL/rejected and it tries again.
 
@@ -122,7 +124,10 @@ class DataOpsMind(UnitMind):
         pages of which only some lines are recalled."""
         facts, stored = self.reader.facts, self.reader.state.get("views", [])
         unit_key = facts.keys.get(unit, -1)
-        changes = np.flatnonzero(((ctx.kind == CHANGED) | (ctx.kind == EDIT_FAILED)) & (ctx.key == unit_key))
+        # stale inspection: only a recalled edit (or failed edit) of its own marks the pages before it stale;
+        # a forgotten one leaves it acting on a page read before the file changed
+        changes = np.flatnonzero(ctx.recalled & ((ctx.kind == CHANGED) | (ctx.kind == EDIT_FAILED))
+                                 & (ctx.key == unit_key))
         stale_before = int(changes[-1]) if len(changes) and q.kind == du.METADATA else -1
         pages: dict[tuple[str, int], list[Shown]] = {}
         for i in np.flatnonzero(ctx.recalled & ((ctx.kind == VIEW) | (ctx.kind == QUOTED_VIEW))):

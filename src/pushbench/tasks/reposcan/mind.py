@@ -12,6 +12,12 @@ Failure modes arise from mechanisms, not coin flips at the end:
 Hits quoted in a memory's message (a decision view, a search result) are judged like hits on a
 page, where that message sits; quoted verdicts and search headers are memory notes (an id done, a
 page read), never new verdicts or the current page.
+
+Prompt rules (``guidance.prompt_rules``, e.g. the black-box checklist) are facts where the prompt
+states them; when one is recalled and followed (``policies/sim/rules.py``): the status rule makes it
+call ``status()`` before ``final`` and, out of patience, check ``status()`` and keep going instead of
+stopping; the submitted-list rule makes it write the ids it recalls submitting (plus the new ones)
+into its submit message, a list it reads back as memory notes.
 """
 
 from __future__ import annotations
@@ -24,15 +30,18 @@ from typing import Any
 
 import numpy as np
 
-from pushbench.guidance import ALL_READ, BLOCKED_MARK, BUFFER_MARK, PROGRESS, note_facts, progress_read, quoted_blocks
+from pushbench.guidance import (ALL_READ, BLOCKED_MARK, BUFFER_MARK, PROGRESS, note_facts, progress_read, prompt_rules,
+                                quoted_blocks, submitted_note)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
+from pushbench.policies.sim.rules import follows_rule
 from pushbench.tasks.reposcan.reader import Goal, expansion_terms, judge_hit, name_tokens, parse_objective
 
 HIT_VALID, HIT_INVALID, PAGE, SUBMITTED, ACCEPTED, REJECTED, DUPLICATE, STATUS, NUDGE = range(9)
 MEM_COUNT, MEM_DONE, MEM_PAGE = 9, 10, 11  # from memory notes (guidance.note_facts): count, id done, page read
+RULE = 12  # a prompt rule (guidance.prompt_rules), where the prompt states it
 NOTE_KIND = {"count": MEM_COUNT, "done": MEM_DONE, "page": MEM_PAGE}
 VERDICT_KIND = {"accepted": ACCEPTED, "rejected": REJECTED, "duplicate": DUPLICATE}
 
@@ -72,10 +81,15 @@ class RepoScanMind(Mind):
         role, facts, state = message.get("role"), reader.facts, reader.state
         content = message.get("content") or ""
         step -= state.get("memory_turns", 0)  # internal memory calls are not steps
+        if role in ("user", "system"):
+            for rule in prompt_rules(content):
+                facts.add(RULE, offset, step, rule)
         if role == "user" and "goal" not in state:
             state["goal"] = parse_objective(content)
             return
         if role == "assistant":
+            for line in str(message.get("content") or "").splitlines():  # its own written list (a rule)
+                self._add_notes(facts, note_facts(line), offset, step)
             for call in message.get("tool_calls") or []:
                 fn = call.get("function", {})
                 if fn.get("name") in MEMORY_TOOLS:
@@ -140,7 +154,8 @@ class RepoScanMind(Mind):
     @staticmethod
     def _add_notes(facts: Any, notes: list[tuple[str, str, int]], offset: int, step: int) -> None:
         for name, key, aux in notes:
-            facts.add(NOTE_KIND[name], offset, step, key, aux)
+            if name in NOTE_KIND:  # work-unit notes (pending units) say nothing here
+                facts.add(NOTE_KIND[name], offset, step, key, aux)
 
     def _judge(self, goal: Goal, uid: str, lines: list[tuple[int, str]]) -> int:
         """The family reader's verdict on visible text, with the profile's noise (fixed per hit)."""
@@ -166,17 +181,27 @@ class RepoScanMind(Mind):
         nudged = BLOCKED_MARK in last
         if nudged and stable_uniform(self.seed, "follow", step) >= self.profile.follow_guidance:
             return self._final(count, call_id)
+        ruled = follows_rule(self, recalled, RULE, "status-final", step)  # no final before status() shows N
+        status = turn_from_message(tool_call_message("status", {}, call_id))
         if count >= goal.target and not nudged:
-            if "status:" not in last and stable_uniform(self.seed, "status", step) < self.profile.check_status:
-                return turn_from_message(tool_call_message("status", {}, call_id))
+            if "status:" not in last and (ruled or stable_uniform(self.seed, "status", step) < self.profile.check_status):
+                return status
             return self._final(count, call_id)
         if not nudged and self._out_of_patience(recalled, kind, facts.array("aux"), facts.array("step"), step):
-            if stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
+            if ruled:  # the rule says do not stop short: look at the verified count, then go on
+                if "status:" not in last:
+                    return status
+            elif stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
                 return self._final(count, call_id)
-            return Turn(text_message(f"I have found about {count} so far and will stop here."), None)
+            else:
+                return Turn(text_message(f"I have found about {count} so far and will stop here."), None)
         submit = self._maybe_submit(recalled, kind, key, tools, BUFFER_MARK in last)
         if submit:
-            return turn_from_message(tool_call_message("submit", {"ids": submit}, call_id))
+            message = tool_call_message("submit", {"ids": submit}, call_id)
+            if follows_rule(self, recalled, RULE, "submitted-list", step):  # it writes its list of submitted ids
+                done = key[recalled & ((kind == SUBMITTED) | (kind == MEM_DONE))].tolist()
+                message["content"] = submitted_note(dict.fromkeys([*(facts.names[k] for k in done), *submit]))
+            return turn_from_message(message)
         search = self._next_search(goal, recalled, kind, key, facts.array("aux"))
         if search is None:
             if count > 0 and stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pushbench import config
+from pushbench import config, guidance
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe.reader import read_failure
 from pushbench.tasks.swe.runs import CheckRun, Workspace, run_tests
@@ -35,7 +35,7 @@ OBJECTIVE = (
     "Each unit is an issue: a test of the repository's own suite that fails. list_units() shows "
     "the backlog; read_file(path, start, end) and search_files(query) show the code; edit(path, "
     "old, new) replaces one exact occurrence of text; run_tests(unit) runs that unit's tests; "
-    "submit(unit) has a unit verified (accepted only if its tests pass); status() shows the verified "
+    "submit(unit) has a unit verified (" + guidance.UNIT_VERIFIED_SWE + "); status() shows the verified "
     "count; final(count) ends the episode. Fix the library code, not the tests. The task is done "
     "when {n} units are accepted."
 )

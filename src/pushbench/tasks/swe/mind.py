@@ -9,7 +9,10 @@ Per unit (``UnitMind`` handles the backlog, checker/submit stages, forgetting an
 4. the repairs a reader of that code can propose, ranked by the failure (``rank_repairs``); it
    edits the next untried one (at most three per function before it suspects the next function) — with probability ``false_positive + false_negative`` per try
    (fixed per unit and try) it picks a different candidate instead (a wrong edit);
-5. after a failing check it reverts its last edit (an ``edit`` without a unit) and tries the next;
+5. after a failing check it reverts its last edit (an ``edit`` without a unit) and tries the next —
+   if it recalls that edit: a forgotten edit is neither checked nor reverted, and it works from code
+   it read before the edit (stale inspection); an edit that then fails to apply marks the reads of
+   that file before it stale, so it reads the file again;
 6. when the traceback's names are used up, it reads the failing test's body and tries the
    functions it calls (nearest to the failing line first); then the remaining repairs of every
    suspect; with nothing left it submits the unit once and moves on to another open unit.
@@ -31,7 +34,7 @@ import numpy as np
 
 from pushbench.policies.sim.attention import stable_uniform
 from pushbench.policies.sim.memory import ContextReader
-from pushbench.policies.sim.units import EDIT_FAILED, Recall, UnitMind
+from pushbench.policies.sim.units import CHANGED, EDIT_FAILED, Recall, UnitMind
 from pushbench.tasks.swe.reader import (Evidence, parse_read, rank_repairs, read_failure, suspects, test_suspects,
                                         visible_repairs)
 
@@ -120,11 +123,22 @@ class SweMind(UnitMind):
         return list(dict.fromkeys((path, line) for path, line, _ in hits if not _is_test(path)))
 
     def _lines(self, path: str, ctx: Recall) -> dict[int, str]:
+        """The lines of ``path`` it recalls reading; reads before a recalled failed edit of that path
+        are stale (the failure shows the file is not what it read), so it reads the file again."""
         key = self.reader.facts.keys.get(path, -1)
+        failed = [e["step"] for e in self.reader.state.get("edits", []) if not e["applied"] and e.get("path") == path
+                  and e.get("unit") and self._recalls_edit(e, ctx, EDIT_FAILED)]
+        since = max(failed, default=-1)
         lines: dict[int, str] = {}
-        for i in np.flatnonzero(ctx.recalled & (ctx.kind == READ) & (ctx.key == key)):
+        for i in np.flatnonzero(ctx.recalled & (ctx.kind == READ) & (ctx.key == key) & (ctx.steps > since)):
             lines.update(self.reader.state["reads"][int(ctx.aux[i])][1])
         return lines
+
+    def _recalls_edit(self, edit: dict[str, Any], ctx: Recall, kind: int) -> bool:
+        """Does it recall this edit of its own (its call, or for a failed one the failure)?"""
+        key = self.reader.facts.keys.get(str(edit.get("unit")), -1)
+        step = edit["step"] - 1 if kind == CHANGED else edit["step"]  # the call's step; its result's step
+        return bool((ctx.recalled & (ctx.kind == kind) & (ctx.key == key) & (ctx.steps == step)).any())
 
     def _own_edits(self, unit: str) -> list[dict[str, Any]]:
         return [e for e in self.reader.state.get("edits", []) if e.get("unit") == unit]
@@ -216,6 +230,8 @@ class SweMind(UnitMind):
         if not mine:
             return None
         last = edits[mine[-1]]
+        if not self._recalls_edit(last, ctx, CHANGED):  # a forgotten edit: it works from what it read before
+            return None
         if any(e["applied"] and not e.get("unit") and e.get("path") == last["path"] and e.get("old") == last["new"]
                and e.get("new") == last["old"] for e in edits[mine[-1] + 1:]):
             return None
