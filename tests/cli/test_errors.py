@@ -49,7 +49,7 @@ BAD = [
     ("summarize", ["{tmp}/raw.jsonl", "--by", "colour"], "unknown --by column colour; columns:"),
     ("experiment", ["nope"], "no experiment 'nope' in params.yaml; experiments:"),
     ("aggregate", [], "has no scored episodes at"),
-    ("notebook", ["nope"], "no notebook 'nope'; notebooks: 01-reposcan-main"),
+    ("notebook", ["nope"], "no notebook 'nope'; notebooks: 00-calibration"),
     ("show-task", ["nope"], "no task 'nope' in the manifests of reposcan"),
     ("tools try", ["--task", "nope", "--call", "status"], "no task 'nope'"),
     ("snapshots fetch", ["--only", "nope", "--dest", "{tmp}/src"], "['nope']"),
