@@ -83,6 +83,7 @@ FAMILIES = Registry("task family", {
     "swe": "pushbench.tasks.swe.family:SweFamily",
     "rows": "pushbench.tasks.rows.family:RowsFamily",  # the worked example family
     "corpus": "pushbench.tasks.corpus.family:CorpusFamily",
+    "planning": "pushbench.tasks.planning.family:PlanningFamily",
 })
 
 CONTROLLERS = Registry("controller", {
@@ -131,4 +132,7 @@ MINDS = Registry("SimLM mind", {
                                            "submit", "status", "final"})}),
     "corpus": Entry("pushbench.tasks.corpus.mind:CorpusMind",
                     meta={"tools": frozenset({"search", "get_document", "answer"})}),
+    "planning": Entry("pushbench.tasks.planning.mind:PlanningMind",
+                      meta={"tools": frozenset({"add", "apply_coupon", "check", "coupons", "details", "remove",
+                                                "remove_coupon", "route", "search", "submit", "user_info"})}),
 })
