@@ -90,6 +90,7 @@ class PlanningMind(Mind):
             if m := render.USER.match(ln):
                 state["user_city"] = m.group(2)
                 state["today"] = m.group(3)
+                items["user"] = {"type": "user", "groups": m.groups()}
                 facts.add(ITEM, offset, step, "user")
             if m := render.SHIPPING.match(ln):
                 state.setdefault("shipping", {})[m.group(1)] = int(m.group(3))

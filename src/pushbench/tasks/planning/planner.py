@@ -186,14 +186,18 @@ class ShopPlanner(_Base):
         serves = self.of_kind("budget")[0]
         if not data:
             return ("coupons", {}, serves) if self.key("coupons", {}) not in self.queries else None
-        stack_ok = all(data.get(c, {}).get("stackable", False) for c in applied)
-        options = sorted(((self._discount(cid, products, cart), cid) for cid, c in data.items()
-                          if cid not in applied and (not applied or (stack_ok and c["stackable"]))
-                          and self.key("apply_coupon", {"coupon_id": cid}) not in self.state.get("rejected", [])),
-                         reverse=True)
-        if options and options[0][0] > 0:
-            return "apply_coupon", {"coupon_id": options[0][1]}, serves
-        return None
+        usable = [cid for cid in sorted(data) if self._discount(cid, products, cart) > 0
+                  and self.key("apply_coupon", {"coupon_id": cid}) not in self.state.get("rejected", [])]
+        sets = [[c] for c in usable] + [[a, b] for i, a in enumerate(usable) for b in usable[i + 1:]
+                                          if data[a]["stackable"] and data[b]["stackable"]]
+        if not sets:
+            return None
+        best = max(sets, key=lambda cs: (sum(self._discount(c, products, cart) for c in cs), cs))
+        extra = [c for c in applied if c not in best]
+        if extra:
+            return "remove_coupon", {"coupon_id": extra[0]}, serves
+        missing = [c for c in best if c not in applied]
+        return ("apply_coupon", {"coupon_id": missing[0]}, serves) if missing else None
 
 
 class TripPlanner(_Base):

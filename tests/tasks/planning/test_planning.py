@@ -1,0 +1,111 @@
+"""The planning family: generated plans pass, each near miss fails exactly its requirement, an empty
+deliverable fails with 'no deliverable', tool error paths, and SimLM's mind reads messages only."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pushbench import config
+from pushbench.tasks import get_family, load_tasks, manifest_path
+from pushbench.tasks.planning import mind as planning_mind
+from pushbench.tasks.planning import rules
+from pushbench.tasks.planning.world import WorldParams, build_world
+from pushbench.tools.base import ToolCall
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[Any]:
+    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
+        from pushbench.manifests import build_family
+
+        build_family("planning")
+    return load_tasks("planning")
+
+
+def hidden(task_id: str) -> dict[str, Any]:
+    return json.loads((config.HIDDEN / "planning" / f"{task_id}.json").read_text())
+
+
+def test_counts_structure_and_world_size(tasks: list) -> None:
+    shop = [t for t in tasks if t.settings["kind"] == "shopping"]
+    trip = [t for t in tasks if t.settings["kind"] == "travel"]
+    assert len(shop) >= 120 and len(trip) >= 120
+    assert {t.settings["level"] for t in shop} == {1, 2, 3} and {t.settings["level"] for t in trip} == {1, 2, 3, 4}
+    assert all(2 <= t.settings["n_requirements"] <= 8 for t in tasks)
+    world = build_world(WorldParams(**tasks[0].settings["world"]))
+    assert len(world.products) >= 2000 and world.digest() == tasks[0].settings["world_digest"]
+
+
+def test_generating_plans_pass_and_near_misses_fail_exactly_their_requirement(tasks: list) -> None:
+    world = build_world(WorldParams(**tasks[0].settings["world"]))
+    for task in tasks:
+        h = hidden(task.task_id)
+        assert rules.judge(world, task.settings, h["requirements"], h["plan"])["success"], task.task_id
+        assert sorted(h["near_misses"]) == sorted(r["id"] for r in h["requirements"])
+        for rid, variant in h["near_misses"].items():
+            verdict = rules.judge(world, task.settings, h["requirements"], variant)
+            assert [k for k, ok in verdict["requirements"].items() if not ok] == [rid], (task.task_id, rid)
+            assert all(verdict["commonsense"].values())
+
+
+def test_empty_or_missing_deliverable_fails_with_no_deliverable(tasks: list) -> None:
+    from pushbench.scoring import score_events
+
+    fam = get_family("planning")
+    env = fam.environment(tasks[0])
+    obs = env.execute(ToolCall("submit", {}))
+    m = score_events(env.verifier.events, tasks[0])
+    assert obs.done and not m["success"] and m["verdict_reason"] == "no deliverable"
+    env = fam.environment(tasks[0])
+    for _ in range(env.task.budget):
+        env.execute(ToolCall("user_info", {}))
+    m = score_events(env.verifier.events, tasks[0])
+    assert env.done and not m["success"] and m["verdict_reason"] == "no deliverable"
+
+
+def test_tool_error_paths(tasks: list) -> None:
+    fam = get_family("planning")
+    shop = fam.environment(next(t for t in tasks if t.settings["kind"] == "shopping"))
+    world = shop.world
+    empty = next(p for p in world.products.values() if p.stock == 0)
+    cases = [("search", {"catalog": "products", "cuisine": "thai"}, "ERROR:"),
+             ("search", {"catalog": "nope"}, "ERROR:"), ("search", {"catalog": "products", "page": 999}, "ERROR:"),
+             ("details", {"item_id": "X1"}, "ERROR:"), ("add", {"item_id": empty.id}, "REJECTED:"),
+             ("add", {"item_id": "V001", "day": 1, "start": "10:00"}, "ERROR:"),
+             ("remove", {"item_id": empty.id}, "REJECTED:"), ("apply_coupon", {"coupon_id": "C01"}, "REJECTED:"),
+             ("apply_coupon", {"coupon_id": "Z9"}, "ERROR:"), ("remove_coupon", {"coupon_id": "C01"}, "REJECTED:"),
+             ("route", {"origin": "Mars", "destination": "Lyon"}, "ERROR:"),
+             ("check", {"requirement": "req:99"}, "ERROR:")]
+    for name, args, prefix in cases:
+        obs = shop.execute(ToolCall(name, args))
+        assert obs.text.startswith(prefix) and not obs.ok, (name, args, obs.text)
+    rejected = [e for e in shop.verifier.events if (e.get("info") or {}).get("rejection") == "precondition"]
+    assert len(rejected) == sum(1 for c in cases if c[2] == "REJECTED:")
+    trip = fam.environment(next(t for t in tasks if t.settings["kind"] == "travel" and t.settings["days"] > 1))
+    for name, args, prefix in [("add", {"item_id": "P0001"}, "ERROR:"), ("add", {"item_id": "V001", "day": 9}, "ERROR:"),
+                               ("add", {"item_id": "V001", "day": 1, "start": "25:00"}, "ERROR:"),
+                               ("add", {"item_id": "V001", "day": 1, "start": "03:00"}, "REJECTED:"),
+                               ("apply_coupon", {"coupon_id": "C01"}, "ERROR:")]:
+        obs = trip.execute(ToolCall(name, args))
+        assert obs.text.startswith(prefix), (name, args, obs.text)
+
+
+def test_requirements_and_origins(tasks: list) -> None:
+    env = get_family("planning").environment(tasks[0])
+    ids = [r.id for r in env.requirements()]
+    assert ids == [r["id"] for r in tasks[0].settings["requirements"]]
+    assert env.action_origins("search", {"catalog": "products", "requirement": ids[0]}) == (ids[0],)
+    assert env.action_origins("submit", {}) == tuple(ids)
+    assert all("requirement" in s["function"]["parameters"]["properties"] for s in env.schemas())
+
+
+def test_the_mind_imports_nothing_that_opens_answers() -> None:
+    for module in (planning_mind, __import__("pushbench.tasks.planning.planner", fromlist=["x"])):
+        tree = ast.parse(Path(module.__file__).read_text())
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not {n for n in names if n and ("verifier" in n or "world" in n or "family" in n or "rules" in n)}
