@@ -225,14 +225,19 @@ class TripPlanner(_Base):
     def next_action(self) -> Action | None:
         plan = self.plan()
         held = {(i, d) for i, d, _ in plan}
-        go = self._transport(out=True)
-        if isinstance(go, tuple) and go[0] == "search":
-            return go
-        back = self._transport(out=False)
-        if isinstance(back, tuple) and back[0] == "search":
-            return back
-        if go is None or back is None:
+        outs, backs = self._transports(True), self._transports(False)
+        for options in (outs, backs):
+            if isinstance(options, tuple):
+                return options
+        if not outs or not backs:
             return None
+        needs = []
+        for need in self._venue_needs():
+            options = self._venue_options(need, plan)
+            if isinstance(options, tuple):
+                return options  # look the venue up first
+            needs.append((need[0], options))
+        go, back = self._pair(outs, backs, needs, plan, held)
         for tid, day in ((go, 1), (back, self.days)):
             if (tid, day) not in held:
                 return "add", {"item_id": tid, "day": day}, self._serves("mode", "arrive_by", "depart_after")
@@ -245,18 +250,59 @@ class TripPlanner(_Base):
             for night in range(1, self.days):
                 if (hotel, night) not in held:
                     return "add", {"item_id": hotel, "day": night}, self._serves("hotel_rating", "hotel_price")
-        arrive = parse_clock(self.items[go]["groups"][6])
-        depart = parse_clock(self.items[back]["groups"][5])
-        for need in self._venue_needs():
-            action = self._venue(need, plan, arrive, depart)
-            if action is not None:
-                return action
+        placed = self._placements(needs, plan, self._arrive(go), self._depart(back))
+        for rid, spot in placed:
+            if spot is not None:
+                vid, day, clock = spot
+                return "add", {"item_id": vid, "day": day, "start": clock}, rid
         return self.finish()
+
+    def _arrive(self, tid: str) -> int:
+        return parse_clock(self.items[tid]["groups"][6])
+
+    def _depart(self, tid: str) -> int:
+        return parse_clock(self.items[tid]["groups"][5])
+
+    def _pair(self, outs: list[str], backs: list[str], needs: list, plan: list, held: set) -> tuple[str, str]:
+        """The cheapest outbound and return (the ones in the plan stay) that leave a slot for every need."""
+        outs = [t for t in outs if (t, 1) in held] or outs
+        backs = [t for t in backs if (t, self.days) in held] or backs
+        price = lambda t: parse_money(self.items[t]["groups"][7])  # noqa: E731
+        pairs = sorted(((price(a) + price(b), a, b) for a in outs for b in backs))
+        for _, a, b in pairs:
+            if self._arrive(a) + 30 <= self._depart(b) or self.days > 1:
+                if all(spot is not None for _, spot in self._placements(needs, plan, self._arrive(a), self._depart(b), True)):
+                    return a, b
+        return pairs[0][1], pairs[0][2]
+
+    def _placements(self, needs: list, plan: list, arrive: int, depart: int, all_needs: bool = False) -> list:
+        """For each unmet need, a (venue, day, HH:MM) in a free slot of the day template, or None."""
+        taken = {(d, st) for _, d, st in plan}
+        out = []
+        for rid, options in needs:
+            if options is None:
+                continue  # met already
+            spot = None
+            for vid in options:
+                g = self.items[vid]["groups"]
+                kind, opens, closes = g[1], parse_clock(g[10]), parse_clock(g[11])
+                duration = 60 if kind == "restaurant" else int(g[8])
+                for day in range(1, self.days + 1):
+                    for start, slot_kind in day_slots(day, self.days, arrive, depart):
+                        clock = f"{start // 60:02d}:{start % 60:02d}"
+                        if spot is None and slot_kind == kind and (day, clock) not in taken \
+                                and opens <= start and start + duration <= closes:
+                            spot = (vid, day, clock)
+            if spot is not None:
+                taken.add(spot[1:])
+            out.append((rid, spot))
+        return out
 
     def _serves(self, *kinds: str) -> str:
         return next((rid for k in kinds for rid in self.of_kind(k)), "")
 
-    def _transport(self, out: bool) -> Any:
+    def _transports(self, out: bool) -> Any:
+        """The recalled transports that meet the recalled requirements, cheapest first, or a search."""
         a, b, date = (self.home, self.city, self.dates[0]) if out else (self.city, self.home, self.dates[-1])
         mode = self.first("mode") if out else None
         limit = self.first("arrive_by" if out else "depart_after")
@@ -267,16 +313,14 @@ class TripPlanner(_Base):
             dep, arr = parse_clock(g[5]), parse_clock(g[6])
             if limit and (arr > limit["time"] if out else dep < limit["time"]):
                 continue
-            fitting.append(((arr if out else -dep), parse_money(g[7]), tid))
-        if fitting:
-            return min(fitting)[2]
+            fitting.append((parse_money(g[7]), tid))
         serves = self._serves("mode", "arrive_by") if out else self._serves("depart_after")
         catalogs = [mode["mode"] + "s"] if mode else ["flights", "trains"]
-        for catalog in catalogs:
+        for catalog in catalogs:  # read every timetable that could hold a fitting transport
             action = self.search({"catalog": catalog, "origin": a, "destination": b, "date": date}, serves)
             if action is not None:
                 return action
-        return None
+        return [tid for _, tid in sorted(fitting)]
 
     def _hotel(self) -> Any:
         rating, price = self.first("hotel_rating"), self.first("hotel_price")
@@ -298,7 +342,8 @@ class TripPlanner(_Base):
             needs.append((self.of_kind("restaurant_rating")[0], {"kind": "meal"}))
         return needs
 
-    def _venue(self, need: tuple[str, dict[str, Any]], plan: list, arrive: int, depart: int) -> Action | None:
+    def _venue_options(self, need: tuple[str, dict[str, Any]], plan: list) -> Any:
+        """The venues that would meet a need, cheapest first; None if the plan meets it; or a look-up."""
         rid, r = need
         floor = self.first("restaurant_rating")
         venues = {vid: g for vid, g in self._of("venue") if g[3] == self.city}
@@ -306,31 +351,21 @@ class TripPlanner(_Base):
             if any(i == r["venue"] for i, _, _ in plan):
                 return None
             if r["venue"] not in venues:
-                return ("details", {"item_id": r["venue"]}, rid) if self.key("details", {"item_id": r["venue"]}) \
-                    not in self.queries else None
-            options = [r["venue"]]
-        else:
-            def ok(g: tuple) -> bool:
-                return g[1] == "restaurant" and (r["kind"] == "meal" or g[5] == r["cuisine"]) and (
-                    not floor or int(round(float(g[9]) * 10)) >= floor["min"])
-            if any(ok(venues[i]) for i, _, _ in plan if i in venues):
-                return None
-            options = sorted((v for v, g in venues.items() if ok(g)), key=lambda v: (parse_money(venues[v][6]), v))
-            if not options:
-                args: dict[str, Any] = {"catalog": "restaurants", "city": self.city, "sort": "price_asc"}
-                if r["kind"] == "cuisine":
-                    args["cuisine"] = r["cuisine"]
-                if floor:
-                    args["min_rating"] = floor["min"] / 10
-                return self.search(args, rid)
-        taken = {(d, s) for _, d, s in plan}
-        for vid in options:
-            g = venues[vid]
-            kind, opens, closes = g[1], parse_clock(g[10]), parse_clock(g[11])
-            duration = 60 if kind == "restaurant" else int(g[8])
-            for day in range(1, self.days + 1):
-                for start, slot_kind in day_slots(day, self.days, arrive, depart):
-                    clock = f"{start // 60:02d}:{start % 60:02d}"
-                    if slot_kind == kind and (day, clock) not in taken and opens <= start and start + duration <= closes:
-                        return "add", {"item_id": vid, "day": day, "start": clock}, rid
-        return None
+                key = self.key("details", {"item_id": r["venue"]})
+                return ("details", {"item_id": r["venue"]}, rid) if key not in self.queries else []
+            return [r["venue"]]
+
+        def ok(g: tuple) -> bool:
+            return g[1] == "restaurant" and (r["kind"] == "meal" or g[5] == r["cuisine"]) and (
+                not floor or int(round(float(g[9]) * 10)) >= floor["min"])
+        if any(ok(venues[i]) for i, _, _ in plan if i in venues):
+            return None
+        options = sorted((v for v, g in venues.items() if ok(g)), key=lambda v: (parse_money(venues[v][6]), v))
+        if options:
+            return options
+        args: dict[str, Any] = {"catalog": "restaurants", "city": self.city, "sort": "price_asc"}
+        if r["kind"] == "cuisine":
+            args["cuisine"] = r["cuisine"]
+        if floor:
+            args["min_rating"] = floor["min"] / 10
+        return self.search(args, rid) or []
