@@ -149,18 +149,34 @@ class ShopPlanner(_Base):
             return "remove", {"item_id": held[0]}, want["serves"]
         fitting = sorted((p for p in products.values() if p["category"] == c and self._fits(p, want)),
                          key=lambda p: (p["price"], p["id"]))
+        pair = self.first("pairing")
+        if pair and c == pair["a"]:  # choose the pair together: every page of both items, then the cheapest match
+            for cat, w in ((c, want), (pair["b"], self._wants(pair["b"], {}, products))):
+                if (action := self.search(self._search_args(cat, w), w["serves"])) is not None:
+                    return action
+            want_b = self._wants(pair["b"], {}, products)
+            b_cost = {}
+            for p in products.values():
+                if p["category"] == pair["b"] and self._fits(p, want_b):
+                    b_cost[p["brand"]] = min(b_cost.get(p["brand"], 10**12), p["price"] * want_b["qty"])
+            fitting = sorted((p for p in fitting if p["brand"] in b_cost),
+                             key=lambda p: (p["price"] * want["qty"] + b_cost[p["brand"]], p["id"]))
         for p in fitting:
             if self._arrives(p) is None:
                 return "route", {"origin": p["origin"], "destination": self.state.get("user_city", "")}, \
                     (self.of_kind("delivery") or [""])[0]
             if self.key("add", {"item_id": p["id"], "quantity": want["qty"]}) not in self.state.get("rejected", []):
                 return "add", {"item_id": p["id"], "quantity": want["qty"]}, want["serves"]
+        return self.search(self._search_args(c, want), want["serves"]) or None
+
+    @staticmethod
+    def _search_args(c: str, want: dict[str, Any]) -> dict[str, Any]:
         args: dict[str, Any] = {"catalog": "products", "category": c, "sort": "price_asc", **want["attrs"]}
         if want["min"]:
             args["min_rating"] = want["min"] / 10
         if want["max"] < 10**9:
             args["max_price"] = want["max"] / 100
-        return self.search(args, want["serves"]) or None
+        return args
 
     def _coupon_data(self) -> dict[str, dict[str, Any]]:
         out = {}
