@@ -67,7 +67,7 @@ def _draw(world: Any, params: dict[str, Any], seed: int) -> list[tuple[str, dict
             task = shopping.make_task(world, rng, int(level), (int(lo), int(hi)))
             if task is not None:
                 n += 1
-                made.append((f"planning-shop-l{level}-{n:03d}", task))
+                made.append((f"shop-l{level}", task))
     for days, count in sorted(params["travel"]["days"].items()):
         rng = random.Random(f"planning-travel-{seed}-{days}")
         n = 0
@@ -75,8 +75,23 @@ def _draw(world: Any, params: dict[str, Any], seed: int) -> list[tuple[str, dict
             task = travel.make_task(world, rng, int(days))
             if task is not None:
                 n += 1
-                made.append((f"planning-trip-d{days}-{n:03d}", task))
-    return made
+                made.append((f"trip-d{days}", task))
+    return interleave(made)
+
+
+def interleave(made: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Task ids numbered in turns over (kind, level) groups, so any prefix of the manifest (an
+    experiment's ``limit``) mixes shopping and travel at every level."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for group, task in made:
+        groups.setdefault(group, []).append(task)
+    order = sorted(groups)
+    out = []
+    for rank in range(max(map(len, groups.values()), default=0)):
+        for group in order:
+            if rank < len(groups[group]):
+                out.append((f"planning-{len(out) + 1:03d}-{group}", groups[group][rank]))
+    return out
 
 
 class PlanningFamily:
