@@ -52,7 +52,7 @@ def objective(settings: dict[str, Any], budget: int) -> str:
     days = settings["days"]
     return TRAVEL_OBJECTIVE.format(days=days, home=settings["home"], city=settings["city"], first=settings["dates"][0],
                                    last=settings["dates"][-1], reqs=reqs, budget=budget, transfer=TRANSFER,
-                                   nights=f" (days 1-{days - 1})" if days > 1 else " (none: a day trip)")
+                                   nights={1: " (none: a day trip)", 2: " (the night of day 1)"}.get(days, f" (days 1-{days - 1})"))
 
 
 def _draw(world: Any, params: dict[str, Any], seed: int) -> list[tuple[str, dict[str, Any]]]:

@@ -136,7 +136,9 @@ class PlanningMind(Mind):
         seen = self.recalled(step)
         planner_cls = TripPlanner if state.get("trip") else ShopPlanner
         action = planner_cls(self, seen, step).next_action()
-        if action is None:
+        if action is None:  # stuck: submit what it has (per claim_on_stop) or stop
+            if stable_uniform(self.seed, "claim", step) < self.profile.claim_on_stop:
+                return turn_from_message(tool_call_message("submit", {}, f"call_{step}"))
             return Turn(text_message("I could not build a deliverable that meets the requirements."), None)
         name, args, serves = action
         if serves and self.cite(step):

@@ -35,14 +35,22 @@ class _Base:
         ids = self.of_kind(kind)
         return self.reqs[ids[0]] if ids else None
 
-    def search(self, args: dict[str, Any], serves: str) -> Action | None:
+    def search(self, args: dict[str, Any], serves: str, again: bool = False) -> Action | None:
+        """The first page of this search not run yet (as far as it recalls), or None when every page is
+        read; with ``again`` the first page once more (what it read there is forgotten)."""
         for page in range(1, MAX_PAGES + 1):
             trial = {**args, "page": page}
             if self.key("search", trial) not in self.queries:
                 if page > 1 and not self._more_pages(args, page):
-                    return None
+                    break
                 return "search", trial, serves
-        return None
+        return ("search", {**args, "page": 1}, serves) if again and self.patient() else None
+
+    def patient(self) -> bool:
+        """Steps since its last edit within a patience that shrinks as the context fills (fatigue)."""
+        p = self.mind.profile
+        fill = min(1.0, self.mind.reader.total_tokens / p.window)
+        return self.step - max(self.last_edit, 0) < p.patience * (1 - p.fatigue * fill)
 
     def _more_pages(self, args: dict[str, Any], page: int) -> bool:
         """Did the page before show that there are more pages? (read from the recalled result header)"""
@@ -167,7 +175,7 @@ class ShopPlanner(_Base):
                     (self.of_kind("delivery") or [""])[0]
             if self.key("add", {"item_id": p["id"], "quantity": want["qty"]}) not in self.state.get("rejected", []):
                 return "add", {"item_id": p["id"], "quantity": want["qty"]}, want["serves"]
-        return self.search(self._search_args(c, want), want["serves"]) or None
+        return self.search(self._search_args(c, want), want["serves"], again=True)
 
     @staticmethod
     def _search_args(c: str, want: dict[str, Any]) -> dict[str, Any]:
@@ -333,7 +341,8 @@ class TripPlanner(_Base):
         serves = self._serves("mode", "arrive_by") if out else self._serves("depart_after")
         catalogs = [mode["mode"] + "s"] if mode else ["flights", "trains"]
         for catalog in catalogs:  # read every timetable that could hold a fitting transport
-            action = self.search({"catalog": catalog, "origin": a, "destination": b, "date": date}, serves)
+            action = self.search({"catalog": catalog, "origin": a, "destination": b, "date": date}, serves,
+                                 again=not fitting and catalog == catalogs[-1])
             if action is not None:
                 return action
         return [tid for _, tid in sorted(fitting)]
@@ -350,7 +359,7 @@ class TripPlanner(_Base):
         args: dict[str, Any] = {"catalog": "hotels", "city": self.city, "sort": "price_asc"}
         if rating:
             args["min_rating"] = rating["min"] / 10
-        return self.search(args, self._serves("hotel_rating", "hotel_price"))
+        return self.search(args, self._serves("hotel_rating", "hotel_price"), again=True)
 
     def _venue_needs(self) -> list[tuple[str, dict[str, Any]]]:
         needs = [(rid, r) for rid, r in sorted(self.reqs.items()) if r["kind"] in ("visit", "cuisine")]
@@ -384,4 +393,4 @@ class TripPlanner(_Base):
             args["cuisine"] = r["cuisine"]
         if floor:
             args["min_rating"] = floor["min"] / 10
-        return self.search(args, rid) or []
+        return self.search(args, rid, again=True) or []

@@ -143,8 +143,9 @@ def make_task(world: World, rng: random.Random, level: int, n_range: tuple[int, 
     rng.shuffle(extra)
     if level >= 2:  # the budget after coupons always counts (the point of DeepPlanning's carts)
         budget, *others = _global_requirements(world, rng, plan, products, user, level)
-        rng.shuffle(others)
-        extra = [budget] + others + extra
+        extra = others + extra
+        rng.shuffle(extra)
+        extra.insert(0, budget)
     lo, hi = n_range
     target = rng.randrange(lo, hi + 1)
     reqs += extra[: max(0, target - len(reqs))]

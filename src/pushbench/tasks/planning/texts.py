@@ -63,7 +63,7 @@ TEMPLATES: dict[str, Any] = {
     "hotel_rating": lambda r: f"every hotel night is at a hotel rated at least {stars(r['min'])}",
     "hotel_price": lambda r: f"every hotel night costs at most {money(r['max'])}",
     "visit": lambda r: f"visit {r['name']} ({r['venue']})",
-    "cuisine": lambda r: f"have at least one meal at a {r['cuisine']} restaurant",
+    "cuisine": lambda r: f"have at least one meal at {'an' if r['cuisine'][0] in 'aeiou' else 'a'} {r['cuisine']} restaurant",
     "restaurant_rating": lambda r: f"every restaurant you eat at is rated at least {stars(r['min'])}",
 }
 
@@ -89,7 +89,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("hotel_rating", re.compile(r"^every hotel night is at a hotel rated at least ([\d.]+)$")),
     ("hotel_price", re.compile(rf"^every hotel night costs at most {_M}$")),
     ("visit", re.compile(r"^visit (.+) \((V\d+)\)$")),
-    ("cuisine", re.compile(rf"^have at least one meal at a ({'|'.join(CUISINES)}) restaurant$")),
+    ("cuisine", re.compile(rf"^have at least one meal at an? ({'|'.join(CUISINES)}) restaurant$")),
     ("restaurant_rating", re.compile(r"^every restaurant you eat at is rated at least ([\d.]+)$")),
 ]
 REQUIREMENT_LINE = re.compile(r"^- (req:\d+): (.+)$")
