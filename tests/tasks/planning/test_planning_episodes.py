@@ -8,6 +8,7 @@ import io
 import json
 import os
 import pathlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,3 +104,23 @@ def test_weak_profiles_fail_some_and_name_the_failed_requirements(tasks: list) -
     for r in rows:
         assert set(r["requirement_verdicts"]) and 0 <= r["requirement_pass_rate"] <= 1
         assert r["success"] == (r["verdict_reason"] == "all requirements met")
+
+
+def test_cli_runs_a_small_grid_and_shows_a_task(tmp_path: Path, tasks: list) -> None:
+    from typer.testing import CliRunner
+
+    from pushbench.cli import app
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "--family", "planning", "--model", "sim/perfect,sim/mini",
+                                      "--memory", "full,acg", "--limit", "2", "--seeds", "1",
+                                      "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
+    assert len(rows) == 8 and all(r["tool_failures"] == 0 for r in rows)
+    assert all(r["success"] for r in rows if r["model"] == "sim/perfect")
+    assert all(set(r["requirement_verdicts"]) for r in rows)
+    shown = CliRunner().invoke(app, ["show-task", rows[0]["task_id"]])
+    assert shown.exit_code == 0 and "req:1" in shown.output
+    tried = CliRunner().invoke(app, ["tools", "try", "--task", rows[0]["task_id"], "--call", 'details {"item_id": "P0001"}'])
+    assert tried.exit_code == 0 and tried.output.startswith("P0001 | ")
