@@ -159,7 +159,9 @@ class World:
 
     def digest(self) -> str:
         """A short hash of the world's content (recorded in the manifest; the environment checks it)."""
-        return hashlib.sha256(self.canonical().encode()).hexdigest()[:16]
+        if not hasattr(self, "_digest"):
+            self._digest = hashlib.sha256(self.canonical().encode()).hexdigest()[:16]
+        return self._digest
 
     def canonical(self) -> str:
         tables = {n: [asdict(v) for _, v in sorted(getattr(self, n).items())]
