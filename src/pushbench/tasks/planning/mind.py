@@ -4,7 +4,8 @@ tool result it recalls, and a requirement only from the task text it recalls.
 Every step it rebuilds its beliefs from recalled facts (bounded attention, ``attention.py``): the
 requirements (each a fact at the objective's position: a forgotten one is no longer planned for),
 the items search and details showed, the searches it ran, the edits the tools confirmed (a
-forgotten add is added again), the latest check it recalls (its cart or plan lines). Then it plans
+forgotten add is added again; a memory's quoted view adds items, never edits, so nothing counts
+twice) and the checks it recalls (a check after its last edit counts as checked). Then it plans
 the cheapest deliverable that meets every requirement it recalls, searches for what it lacks,
 edits the cart or plan, applies coupons while its believed total (sums of recalled prices with
 the profile's arithmetic noise) is over a recalled budget, checks with the profile's
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pushbench.guidance import REPEATED
+from pushbench.guidance import REPEATED, quoted_blocks
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -59,25 +60,30 @@ class PlanningMind(Mind):
             trip = _TRIP.match(content)
             state["trip"] = trip.groups() if trip else None
             return
+        if role == "user":  # a memory's view: the tool results it quotes are read as results
+            for block in quoted_blocks(content):
+                self._parse_result(reader, block, offset, step, quoted=True)
+            return
         if role != "tool":
             return
         self._parse_result(reader, content, offset, step)
 
-    def _parse_result(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
+    def _parse_result(self, reader: ContextReader, content: str, offset: int, step: int, quoted: bool = False) -> None:
+        """Facts of one tool result; a quoted one (no call known) gives items, edits and checks only."""
         facts, state = reader.facts, reader.state
         items: dict[str, dict[str, Any]] = state.setdefault("items", {})
-        call = state.get("last_call") or {}
-        if content.startswith(("search ", "check:", "route ", "user ", "traveller", "coupons:")) or \
-                content.startswith(tuple("PCFTHV")):
+        call = {} if quoted else (state.get("last_call") or {})
+        if not quoted and (content.startswith(("search ", "check:", "route ", "user ", "traveller", "coupons:"))
+                           or content.startswith(tuple("PCFTHV"))):
             facts.add(QUERY, offset, step, _call_key(call))
         last_hotel = None
-        if m := re.match(r"^search \w+: page \d+ of (\d+)", content):
+        if not quoted and (m := re.match(r"^search \w+: page \d+ of (\d+)", content)):
             args = json.loads(call.get("arguments") or "{}") if isinstance(call.get("arguments"), str) else {}
             if isinstance(args, dict):
                 args = {k: v for k, v in args.items() if k not in ("page", "requirement")}
                 state.setdefault("pages", {})[call_key("search", {**args, "page": 1})] = int(m.group(1))
         for ln in content.splitlines():
-            if ln.strip() == REPEATED and stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
+            if not quoted and ln.strip() == REPEATED and stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
                 facts.add(QUERY, offset, step, _call_key(call))
             for kind, pattern in (("product", render.PRODUCT), ("coupon", render.COUPON), ("transport", render.TRANSPORT),
                                   ("hotel", render.HOTEL), ("venue", render.VENUE)):
@@ -95,18 +101,18 @@ class PlanningMind(Mind):
             if m := render.SHIPPING.match(ln):
                 state.setdefault("shipping", {})[m.group(1)] = int(m.group(3))
                 facts.add(ROUTE, offset, step, m.group(1))
-            if m := _ADD_CART.match(ln):
+            if not quoted and (m := _ADD_CART.match(ln)):
                 facts.add(ADDED, offset, step, m.group(2), int(m.group(1)))
-            if m := _ADD_PLAN.match(ln):
+            if not quoted and (m := _ADD_PLAN.match(ln)):
                 facts.add(ADDED, offset, step, f"{m.group(1)}|{m.group(2)}|{m.group(3) or ''}")
-            if m := _REMOVED.match(ln):
+            if not quoted and (m := _REMOVED.match(ln)):
                 facts.add(REMOVED, offset, step, m.group(1) if m.group(2) is None else f"{m.group(1)}|{m.group(2)}")
-            if m := _COUPON.match(ln):
+            if not quoted and (m := _COUPON.match(ln)):
                 facts.add(COUPON_ON if m.group(2) == "applied" else COUPON_OFF, offset, step, m.group(1))
-        if content.startswith("check:"):
+        if content.startswith("check:") and not quoted:
             facts.add(CHECKED, offset, step, str(len(state.setdefault("checks", []))))
             state["checks"].append(content)
-        if content.startswith("REJECTED:"):
+        if content.startswith("REJECTED:") and not quoted:
             rejected = state.setdefault("rejected", [])
             rejected.append(_call_key(call))
 
