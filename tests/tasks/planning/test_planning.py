@@ -109,3 +109,19 @@ def test_the_mind_imports_nothing_that_opens_answers() -> None:
         tree = ast.parse(Path(module.__file__).read_text())
         names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not {n for n in names if n and ("verifier" in n or "world" in n or "family" in n or "rules" in n)}
+
+
+def test_two_visits_at_one_time_fail_the_timeline_without_a_crash(tasks: list) -> None:
+    task = next(t for t in tasks if t.settings["kind"] == "travel" and t.settings["days"] >= 2)
+    env = get_family("planning").environment(task)
+    h = hidden(task.task_id)
+    for line in h["plan"]["lines"]:
+        env.lines.append(dict(line))
+    venue = next(ln for ln in h["plan"]["lines"] if ln["start"] is not None)
+    other = next(v for v in env.world.venues.values() if v.city == task.settings["city"] and v.id != venue["item"]
+                 and v.opens <= venue["start"] and venue["start"] + v.duration <= v.closes)
+    env.lines.append({"day": venue["day"], "item": other.id, "start": venue["start"]})
+    assert "activities overlap" in env.execute(ToolCall("check", {})).text
+    env.execute(ToolCall("submit", {}))
+    verdict = next(e for e in env.verifier.events if e.get("tool") == "submit")["info"]["verdict"]
+    assert verdict["commonsense"]["timeline"] is False and not verdict["success"]

@@ -56,8 +56,8 @@ def test_building_twice_gives_identical_bytes() -> None:
 
 
 @pytest.mark.parametrize("memory", ["full", "acg"])
-def test_perfect_solves_a_sample_within_the_budget(tasks: list, memory: str) -> None:
-    sample = tasks[:: 24 if memory == "full" else 40]
+def test_perfect_solves_every_task_within_the_budget(tasks: list, memory: str) -> None:
+    sample = tasks if memory == "full" else tasks[::10]  # every task under full (about 5 s), a sample under ACG
     for task in sample:
         env, _ = play(task, memory=memory)
         m = score_events(env.verifier.events, task)

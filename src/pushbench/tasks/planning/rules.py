@@ -165,8 +165,9 @@ def _timeline(w: World, s: dict, plan: dict) -> bool:
     """No overlaps, each move fits its route time, and the first/last activity leave the transfer."""
     o, i = outbound(w, s, plan), inbound(w, s, plan)
     for day in range(1, s["days"] + 1):
-        visits = sorted((line["start"], x) for kind in ("restaurant", "attraction")
-                        for line, x in _venues(w, plan, kind) if line["day"] == day and line.get("start") is not None)
+        visits = sorted(((line["start"], x) for kind in ("restaurant", "attraction")
+                         for line, x in _venues(w, plan, kind) if line["day"] == day and line.get("start") is not None),
+                        key=lambda v: (v[0], v[1].id))
         for (a_start, a), (b_start, b) in zip(visits, visits[1:]):
             if b_start < a_start + a.duration + route_minutes(a.district, b.district):
                 return False
