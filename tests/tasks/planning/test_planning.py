@@ -125,3 +125,31 @@ def test_two_visits_at_one_time_fail_the_timeline_without_a_crash(tasks: list) -
     env.execute(ToolCall("submit", {}))
     verdict = next(e for e in env.verifier.events if e.get("tool") == "submit")["info"]["verdict"]
     assert verdict["commonsense"]["timeline"] is False and not verdict["success"]
+
+
+def test_trip_and_coupon_state_refusals(tasks: list) -> None:
+    fam = get_family("planning")
+    task = next(t for t in tasks if t.settings["kind"] == "travel" and t.settings["days"] >= 3)
+    env, s = fam.environment(task), task.settings
+    w = env.world
+    wrong_day = next(t for t in w.transports.values() if t.date != s["dates"][0])
+    busy = next(h for h in w.hotels.values() if s["dates"][0] not in h.free)
+    free = next(h for h in w.hotels.values() if {s["dates"][0], s["dates"][1]} <= set(h.free))
+    cases = [("add", {"item_id": wrong_day.id, "day": 1}, "REJECTED: " + wrong_day.id + " runs on"),
+             ("add", {"item_id": busy.id, "day": 1}, "REJECTED: " + busy.id + " has no free room"),
+             ("add", {"item_id": free.id, "day": s["days"]}, "REJECTED: day"),
+             ("add", {"item_id": free.id, "day": 1}, "plan: added"),
+             ("add", {"item_id": free.id, "day": 1}, "REJECTED: the night of day 1 already has a hotel"),
+             ("remove", {"item_id": free.id, "day": 2}, "REJECTED: " + free.id + " is not in the plan"),
+             ("remove", {"item_id": free.id, "day": 1}, "plan: removed")]
+    for name, args, prefix in cases:
+        assert env.execute(ToolCall(name, args)).text.startswith(prefix), (name, args)
+    shop = fam.environment(next(t for t in tasks if t.settings["kind"] == "shopping"))
+    product = next(p for p in shop.world.products.values() if p.stock >= 5 and p.price >= 5000)
+    coupon = next(c for c in shop.world.coupons.values() if c.category in ("all", product.category)
+                  and c.threshold <= product.price * 5)
+    assert shop.execute(ToolCall("add", {"item_id": product.id, "quantity": 5})).ok
+    assert shop.execute(ToolCall("apply_coupon", {"coupon_id": coupon.id})).text.startswith("cart: coupon")
+    again = shop.execute(ToolCall("apply_coupon", {"coupon_id": coupon.id}))
+    assert again.text == f"REJECTED: coupon {coupon.id} is already applied."
+    assert "total" in shop.execute(ToolCall("check", {})).text
