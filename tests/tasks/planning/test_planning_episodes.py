@@ -23,7 +23,7 @@ from pushbench.tools.base import ToolCall
 
 SMALL = {"budget": 100, "page_size": 8, "seed": 7, "world": {"products_per_category": 170},
          "shopping": {"levels": {1: 2, 2: 2, 3: 2}, "requirements": {1: [2, 3], 2: [4, 6], 3: [6, 8]}},
-         "travel": {"days": {1: 1, 2: 1, 3: 1, 4: 1}}}
+         "travel": {"days": {1: 1, 2: 1, 3: 1, 4: 1}, "requirements": {1: [2, 3], 2: [3, 5], 3: [3, 6], 4: [4, 8]}}}
 
 
 @pytest.fixture(scope="module")

@@ -72,7 +72,8 @@ def _draw(world: Any, params: dict[str, Any], seed: int) -> list[tuple[str, dict
         rng = random.Random(f"planning-travel-{seed}-{days}")
         n = 0
         while n < count:
-            task = travel.make_task(world, rng, int(days))
+            lo, hi = params["travel"]["requirements"][days]
+            task = travel.make_task(world, rng, int(days), (int(lo), int(hi)))
             if task is not None:
                 n += 1
                 made.append((f"trip-d{days}", task))

@@ -16,7 +16,6 @@ from pushbench.tasks.planning.texts import day_slots, fits
 from pushbench.tasks.planning.world import World
 
 VENUE_SWAPS = 6  # alternatives tried per meal or visit when looking for near misses
-REQ_RANGE = {1: (2, 3), 2: (3, 5), 3: (3, 6), 4: (4, 8)}  # requirements per trip length
 
 
 def _pick_trip(world: World, rng: random.Random, home: str, city: str, dates: list[str]) -> dict | None:
@@ -94,7 +93,7 @@ def mutations(world: World, settings: dict, plan: dict) -> list[dict[str, Any]]:
     return out
 
 
-def make_task(world: World, rng: random.Random, days: int) -> dict[str, Any] | None:
+def make_task(world: World, rng: random.Random, days: int, n_range: tuple[int, int]) -> dict[str, Any] | None:
     cities = list(world.travel_cities())
     home, city = rng.sample(cities, 2)
     first = rng.randrange(0, world.params.days - days + 1)
@@ -109,7 +108,7 @@ def make_task(world: World, rng: random.Random, days: int) -> dict[str, Any] | N
     pool.insert(0, {"kind": "budget", "scope": "trip", "max": int(math.ceil(rules.trip_cost(world, plan) / 500) * 500) + slack})
     for k, r in enumerate(pool):
         r["id"] = f"p{k}"
-    lo, hi = REQ_RANGE[days]
+    lo, hi = n_range
     failures = failure_sets(world, settings, pool, mutations(world, settings, plan))
     chosen, near = choose(pool, rng.randrange(lo, hi + 1), failures)
     if len(chosen) < lo or len(near) < len(chosen):
