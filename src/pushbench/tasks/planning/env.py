@@ -18,7 +18,7 @@ from pushbench.tasks.base import TaskSpec
 from pushbench.tasks.planning import rules
 from pushbench.tasks.planning.render import free_nights, line
 from pushbench.tasks.planning.texts import clock, money, parse_clock
-from pushbench.tasks.planning.world import World, delivery_date, route_minutes, shipping_days, CITIES, DISTRICTS
+from pushbench.tasks.planning.world import CITIES, DISTRICTS, World, route_minutes, shipping_days
 from pushbench.tools.base import Environment, Observation, PreconditionError, ToolError, tool
 from pushbench.verifier import Verifier
 
@@ -282,4 +282,3 @@ def _clock(text: str) -> int:
 _SORT_KEYS = {"": lambda x: x.id, "price_asc": lambda x: (x.price, x.id), "price_desc": lambda x: (-x.price, x.id),
               "rating_desc": lambda x: (-getattr(x, "rating", 0), x.id),
               "reviews_desc": lambda x: (-getattr(x, "reviews", 0), x.id)}
-__all__ = ["PlanningEnv", "delivery_date"]
