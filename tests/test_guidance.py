@@ -381,6 +381,7 @@ def envs(tmp_path_factory: pytest.TempPathFactory, dataops_tasks, dataops_data, 
         "dataops": dataops,
         "swe": swe,
         "corpus": lambda: get_family("corpus").environment(load_tasks("corpus")[0]),
+        "planning": lambda: get_family("planning").environment(load_tasks("planning")[0]),
     }
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PUSHBENCH_SWE_TEST_CACHE", str(tmp_path_factory.mktemp("swe-cache")))  # a test run once

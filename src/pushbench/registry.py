@@ -84,6 +84,7 @@ FAMILIES = Registry("task family", {
     "rows": "pushbench.tasks.rows.family:RowsFamily",  # the worked example family
     "corpus": "pushbench.tasks.corpus.family:CorpusFamily",
     "sweissues": "pushbench.tasks.sweissues.family:SweIssuesFamily",
+    "planning": "pushbench.tasks.planning.family:PlanningFamily",
 })
 
 CONTROLLERS = Registry("controller", {
@@ -136,4 +137,7 @@ MINDS = Registry("SimLM mind", {
     "sweissues": Entry("pushbench.tasks.sweissues.mind:SweIssuesMind",
                        meta={"tools": frozenset({"list_units", "read_file", "search_files", "edit", "run_tests",
                                                  "submit", "final"})}),
+    "planning": Entry("pushbench.tasks.planning.mind:PlanningMind",
+                      meta={"tools": frozenset({"add", "apply_coupon", "check", "coupons", "details", "remove",
+                                                "remove_coupon", "route", "search", "submit", "user_info"})}),
 })
