@@ -132,3 +132,9 @@ def test_scored_rows_carry_the_diagnostics_and_token_totals():
     assert row["deliverable_present"] is True and row["delivered_but_failed"] is False
     assert {"interface_rejections", "precondition_rejections", "budget_exhausted", "repetition",
             "rejection_resumed", "rejection_delay"} <= set(score_events(verifier.events, task))
+
+
+def test_every_registered_family_declares_its_deliverable() -> None:
+    from pushbench.registry import FAMILIES
+    from pushbench.scoring.diagnostics import DELIVERABLES
+    assert sorted(DELIVERABLES) == sorted(FAMILIES.names())
