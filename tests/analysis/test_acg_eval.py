@@ -58,10 +58,14 @@ def test_the_equal_weight_average_is_over_families_not_episodes_and_counts_first
     assert (table.set_index("memory").flag.loc["acg"] == ["floor", "ceiling"]).all()  # planning then corpus
 
 
-def test_a_method_missing_a_family_gets_no_average() -> None:
+def test_a_method_missing_a_family_gets_no_average_but_the_shared_families_give_one() -> None:
     rows = [row("corpus", m, 0, True) for m in ("full", "acg")] + [row("planning", "full", 0, False)]
     table = ev.success_table(ev.eval_rows(frame(rows)), n_resamples=10, seed=0)
-    assert list(ev.average_table(table).memory) == ["full"]
+    overall = ev.average_table(table)
+    assert list(overall.memory) == ["full"] and list(overall.families) == ["planning+corpus"]
+    assert ev.shared_families(table) == ["corpus"]
+    shared = ev.average_table(table, ev.shared_families(table))
+    assert list(shared.memory) == ["full", "acg"] and list(shared.families) == ["corpus", "corpus"]
 
 
 def test_structure_groups_come_from_the_scored_rows_with_intervals() -> None:

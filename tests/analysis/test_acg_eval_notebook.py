@@ -42,7 +42,7 @@ def test_the_acg_eval_notebook_writes_every_table_and_figure(tmp_path: Path) -> 
     figures = tmp_path / "figures"
     execute("09-acg-eval", {"results": str(results), "figures": str(figures), "n_resamples": 100},
             out_dir=tmp_path / "notebooks", source_dir=ROOT / "notebooks")
-    tables = ["table1_success", "table1_average", "fig2_structure", "fig3_length_bands", "cost_calls_tokens",
+    tables = ["table1_success", "table1_average", "table1_average_shared", "fig2_structure", "fig3_length_bands", "cost_calls_tokens",
               "table2_diagnostics", "table3_continuation", "table3_continuation_failed", "deltas_vs_full",
               "pass_k_seed_spread"]
     names = {p.name for p in figures.iterdir()}

@@ -107,6 +107,7 @@ def test_work_unit_deliverable_is_n_submits_or_any_edit():
     assert swe.present([call("edit", {"path": "f"})], 3)
     assert not swe.present([call("edit", {"path": "f"}, ok=False)], 3)  # a refused edit changed nothing
     assert DELIVERABLES["dataops"].present([call("answer", {"unit": "U1"})], 5)
+    assert DELIVERABLES["sweissues"] == swe  # one issue: a patch in the repository, or its submit
 
 
 def test_continuation_after_rejection_resumption_and_delay():

@@ -72,17 +72,26 @@ def success_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Dat
     return ordered(with_flags(table, episodes, GROUP))
 
 
-def average_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The equal-weight average of success over the families every method of a model ran (their
-    task sets are independent, so the SD is the root of the summed variances over their count),
-    and each method's rank by it."""
+def shared_families(table: pd.DataFrame) -> list[str]:
+    """The families in which every method of the table ran, for every model."""
+    methods = set(table.memory)
+    ran = table.groupby(["family", "model"]).memory.agg(set)
+    return [f for f in FAMILIES if f in set(table.family) and all(ran[f].apply(lambda m: m == methods))]
+
+
+def average_table(table: pd.DataFrame, families: list[str] | None = None) -> pd.DataFrame:
+    """The equal-weight average of success over ``families`` (default: every family of the model)
+    for each method that ran all of them (their task sets are independent, so the SD is the root
+    of the summed variances over their count), the settings it is first in, and its rank by it."""
     rows = []
+    if families is not None:
+        table = table[table.family.isin(families)]
     for model, part in table.groupby("model", sort=True):
         methods = part.groupby("memory").family.nunique()
-        families = sorted(set(part.family))
-        for memory in sorted(methods[methods == len(families)].index):
+        families_run = [f for f in FAMILIES if f in set(part.family)]
+        for memory in sorted(methods[methods == len(families_run)].index):
             own = part[part.memory == memory]
-            rows.append({"model": model, "memory": memory, "families": len(families),
+            rows.append({"model": model, "memory": memory, "families": "+".join(families_run),
                          "average_success": own.success.mean(),
                          "average_sd": float(np.sqrt((own.success_sd ** 2).sum())) / len(own),
                          "first_in": int((own["rank"] == 1).sum())})
@@ -209,4 +218,4 @@ def deltas_vs_full(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Da
 
 
 __all__ = ["FAMILIES", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full", "eval_rows", "length_bands",
-           "length_curves", "matched", "seed_table", "structure_table", "success_table"]
+           "length_curves", "matched", "seed_table", "shared_families", "structure_table", "success_table"]

@@ -161,6 +161,7 @@ DELIVERABLES: dict[str, Deliverable] = {
     "dataops": Deliverable(("submit",), TARGET, or_any=("answer", "edit")),  # N submits, or any answer/edit
     "swe": Deliverable(("submit",), TARGET, or_any=("edit",)),  # N submits, or any edit in the repository
     "planning": Deliverable(("submit",)),  # a submitted cart or plan
+    "sweissues": Deliverable(("submit",), TARGET, or_any=("edit",)),  # as SWE-bench: a patch (any edit), or the submit
 }
 
 
