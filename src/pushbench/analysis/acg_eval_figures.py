@@ -68,7 +68,9 @@ def plot_length(curves: pd.DataFrame) -> plt.Figure:
             for memory in [m for m in METHODS if m in set(part.memory)]:
                 for n, (_, seg) in enumerate(part[part.memory == memory].groupby("segment", sort=True)):
                     color = METHOD_COLORS[memory]
-                    ax.plot(seg.bin_center, seg.rate_smoothed, color=color, lw=1.2, label=memory if n == 0 else None)
+                    # full dashed on top: baselines whose view never changes coincide with it
+                    ax.plot(seg.bin_center, seg.rate_smoothed, color=color, lw=1.2, label=memory if n == 0 else None,
+                            ls="--" if memory == "full" else "-", zorder=3 if memory == "full" else 2)
                     ax.fill_between(seg.bin_center.astype(float), seg.ci_low.astype(float),
                                     seg.ci_high.astype(float), color=color, alpha=0.15, lw=0)
             if i == 0:
