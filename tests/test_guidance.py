@@ -375,6 +375,11 @@ def envs(tmp_path_factory: pytest.TempPathFactory, dataops_tasks, dataops_data, 
         spec = dataops_tasks[task_id].model_copy(update={"budget": 80})
         return get_family("dataops").environment(spec, snapshot_root=snapshot_root, hidden_root=dataops_data / "hidden")
 
+    def sweissues() -> Any:
+        env = get_family("sweissues").environment(load_tasks("sweissues")[0], snapshot_root=snapshot_root)
+        opened.append(env.workspace)
+        return env
+
     makers = {
         "reposcan": lambda task_id=DEFAULT_TASK: make_env(task_id),
         "rows": lambda: get_family("rows").environment(rows_task, hidden_root=rows_root / "hidden"),
@@ -382,6 +387,7 @@ def envs(tmp_path_factory: pytest.TempPathFactory, dataops_tasks, dataops_data, 
         "swe": swe,
         "corpus": lambda: get_family("corpus").environment(load_tasks("corpus")[0]),
         "planning": lambda: get_family("planning").environment(load_tasks("planning")[0]),
+        "sweissues": sweissues,
     }
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PUSHBENCH_SWE_TEST_CACHE", str(tmp_path_factory.mktemp("swe-cache")))  # a test run once

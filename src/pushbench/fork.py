@@ -27,7 +27,7 @@ from pushbench.backends.native import EpisodeRun, apply, control, decode, start_
 from pushbench.memory.base import Event, bind_llm, memory_tools
 from pushbench.policies import make_policy
 from pushbench.policies.base import PolicyStop, turn_from_message
-from pushbench.registry import CONTROLLERS, MEMORIES, UnknownName
+from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES, Entry, UnknownName
 from pushbench.runner.files import read_done, sort_jsonl, trace_name, write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family, load_tasks
@@ -138,8 +138,7 @@ def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: 
                  policy_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run one fork; return its row and its trace."""
     if spec.backend == "langgraph":
-        from pushbench.fork_langgraph import fork_on_langgraph
-
+        fork_on_langgraph = Entry(BACKENDS.entry("langgraph").meta["fork"]).load()  # lazy: it builds on this module
         prefix = fork_on_langgraph(spec, trace, task, master_seed, policy_options)
     elif spec.backend == "native":
         prefix = replay_prefix(spec, trace, task, master_seed, policy_options)

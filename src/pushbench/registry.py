@@ -111,7 +111,8 @@ MEMORIES = Registry("memory", {
 
 BACKENDS = Registry("backend", {
     "native": Entry("pushbench.backends.native:run_native", meta={"async": "pushbench.backends.native:arun_native"}),
-    "langgraph": Entry("pushbench.backends.langgraph:run_langgraph", meta={"resumable": True}),
+    "langgraph": Entry("pushbench.backends.langgraph:run_langgraph", meta={
+        "resumable": True, "fork": "pushbench.fork_langgraph:fork_on_langgraph"}),  # forks branch its checkpoints
 })
 
 PROVIDERS = Registry("model provider", {  # model names are provider/name

@@ -36,6 +36,7 @@ from starlette.exceptions import HTTPException
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import SimLM
 from pushbench.serve_sim_anthropic import error as anthropic_error
+from pushbench.serve_sim_http import TRANSPORT_KEYS, _bad, _error, request_hash  # noqa: F401 (re-exported)
 from pushbench.serve_sim_product import (ENDED_REPLY, NO_TOOLS_REPLY, episode_ended, merge_user_turns, task_view,
                                          text_turn, to_bare, to_product)
 from pushbench.serve_sim_routes import ANTHROPIC_PREFIX
@@ -71,16 +72,6 @@ def unit(*parts: Any) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-TRANSPORT_KEYS = ("stream", "stream_options")  # how the answer is sent, not what it is
-
-
-def request_hash(body: dict[str, Any]) -> str:
-    """The request's identity for the seeded draws: a streamed request gets the answer its
-    non-streamed twin gets."""
-    content = {k: v for k, v in body.items() if k not in TRANSPORT_KEYS}
-    return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
 class SimPool:
     """One SimLM per conversation, so interleaved episodes never make SimLM re-read a context.
 
@@ -110,12 +101,6 @@ class SimPool:
         while len(self._slots) > self.capacity:
             self._slots.popitem(last=False)
         return turn
-
-
-def _error(status: int, message: str, kind: str, code: str | None = None,
-           headers: dict[str, str] | None = None, param: str | None = None) -> Response:
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
 
 
 class SimServer:
@@ -212,10 +197,6 @@ def _invalid(body: Any) -> Response | None:
     if options is not None and (not body.get("stream") or not isinstance(options, dict)):
         return _bad("stream_options is only allowed when stream is true, as an object", "stream_options")
     return None
-
-
-def _bad(message: str, param: str, code: str | None = None) -> Response:
-    return _error(400, message, "invalid_request_error", code, param=param)
 
 
 def create_app(config: ServeConfig | None = None) -> FastAPI:

@@ -10,7 +10,7 @@ both APIs' clients parse the arguments themselves, so the products' own recovery
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from fastapi import FastAPI, Request
@@ -18,10 +18,10 @@ from fastapi.responses import Response, StreamingResponse
 
 from pushbench import serve_sim_anthropic as anthropic_api
 from pushbench import serve_sim_responses as responses_api
+from pushbench.serve_sim_http import _bad, _error, request_hash
 from pushbench.serve_sim_product import text_of
 
-if TYPE_CHECKING:
-    from pushbench.serve_sim import SimServer
+SimServer = Any  # pushbench.serve_sim.SimServer (not imported: serve_sim imports this module)
 
 ANTHROPIC_PREFIX = "/v1/messages"
 SSE_HEADERS = {"cache-control": "no-cache"}
@@ -35,8 +35,6 @@ async def _body(request: Request) -> tuple[Any, bool]:
 
 
 async def _fault(server: SimServer, key: str, anthropic: bool) -> Response | None:
-    from pushbench.serve_sim import _error
-
     fault = server.fault(key)
     if fault is None:
         return None
@@ -54,8 +52,6 @@ async def _fault(server: SimServer, key: str, anthropic: bool) -> Response | Non
 
 
 def register(app: FastAPI, server: SimServer, models: dict[str, str]) -> None:
-    from pushbench.serve_sim import _bad, _error, request_hash
-
     @app.post("/v1/messages")
     async def messages(request: Request) -> Response:  # Claude Code adds ?beta=true
         server.stats["requests"] += 1

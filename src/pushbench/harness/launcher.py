@@ -26,6 +26,7 @@ from typing import Any
 from pushbench import config
 from pushbench.harness import products
 from pushbench.harness.products import PRODUCTS
+from pushbench.harness.processes import GRACE_SECONDS, stop_group
 from pushbench.harness.prompts import render_prompt
 from pushbench.harness.scoring import close_log, read_usage, score
 from pushbench.runner import EpisodeSpec
@@ -38,7 +39,6 @@ STANDIN_PREFIX = "standin-"
 DEFAULT_SIM_MODEL = "sim-base"
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|mcp_config|mcp_url|python|task|seed|"
                           r"server_command_toml|server_args_toml)\}")
-GRACE_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -138,30 +138,6 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float) -> None:
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"the MCP server did not listen on port {port} within {timeout:.0f} s")
-
-
-def stop_group(proc: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:
-    """SIGTERM the process group we started ``proc`` in, then SIGKILL whatever is left after the
-    grace period. The leader is reaped as we poll, so a dead leader does not look alive."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
-        if not _group_alive(proc):
-            return
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while _group_alive(proc) and time.monotonic() < deadline:
-            time.sleep(0.02)
-
-
-def _group_alive(proc: subprocess.Popen) -> bool:
-    proc.poll()
-    try:
-        os.killpg(proc.pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
 
 
 def reap_server(log_dir: Path, wait: float = 5.0) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from pushbench import config
+from pushbench.harness.processes import stop_group
 
 AGENTS_DIR = config.ROOT / ".agents"  # `make agents` installs here (git-ignored)
 OFFLINE_KEY = "sk-pushbench-offline-not-a-key"
@@ -160,8 +161,6 @@ def start_sim(port: int, seed: int, folder: Path, timeout: float = 60) -> SimPro
                 return SimProcess(proc, url)
         except httpx.HTTPError:
             time.sleep(0.1)
-    from pushbench.harness.launcher import stop_group
-
     stop_group(proc)
     proc.wait()
     raise RuntimeError(f"serve-sim did not answer on port {port} within {timeout:.0f} s "

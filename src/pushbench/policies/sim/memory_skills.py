@@ -281,7 +281,7 @@ def _unit_of(fn: dict[str, Any] | None) -> str:
 
 def _unit_notes(mind: Any, target: int) -> list[str]:
     """Its unit notes from what it recalls now: count, accepted units, listed units not accepted."""
-    from pushbench.policies.sim.units import ACCEPTED, DUPLICATE, PROGRESS, Recall
+    from pushbench.policies.sim.unit_recall import ACCEPTED, DUPLICATE, PROGRESS, Recall
 
     recalled, step = _recall(mind)
     ctx = Recall(mind, recalled, step)

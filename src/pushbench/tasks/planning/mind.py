@@ -28,7 +28,7 @@ from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
 from pushbench.tasks.planning import render
-from pushbench.tasks.planning.planner import ShopPlanner, TripPlanner
+from pushbench.tasks.planning.planner import ShopPlanner, TripPlanner, _call_key, call_key
 from pushbench.tasks.planning.texts import REQUIREMENT_LINE, parse_requirement
 
 REQ, ITEM, QUERY, ADDED, REMOVED, COUPON_ON, COUPON_OFF, CHECKED, ROUTE = range(9)
@@ -150,19 +150,3 @@ class PlanningMind(Mind):
         if serves and self.cite(step):
             args = {**args, "requirement": serves}
         return turn_from_message(tool_call_message(name, args, f"call_{step}"))
-
-
-def _call_key(call: dict[str, Any]) -> str:
-    """A call as a fact key: its name and arguments without the requirement argument."""
-    try:
-        args = json.loads(call.get("arguments") or "{}")
-    except (json.JSONDecodeError, TypeError):
-        args = {}
-    if not isinstance(args, dict):
-        args = {}
-    args.pop("requirement", None)
-    return f"{call.get('name', '')} {json.dumps(args, sort_keys=True)}"
-
-
-def call_key(name: str, args: dict[str, Any]) -> str:
-    return _call_key({"name": name, "arguments": json.dumps(args)})

@@ -4,6 +4,7 @@ action they call for, for a cart (``ShopPlanner``) and for a trip (``TripPlanner
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from pushbench.policies.sim.attention import stable_uniform
@@ -16,8 +17,6 @@ Action = tuple[str, dict[str, Any], str]  # tool, arguments, the requirement id 
 
 class _Base:
     def __init__(self, mind: Any, seen: list[tuple[int, str, int, int]], step: int):
-        from pushbench.tasks.planning.mind import call_key
-
         self.mind, self.step, self.key = mind, step, call_key
         state = mind.reader.state
         self.state = state
@@ -394,3 +393,19 @@ class TripPlanner(_Base):
         if floor:
             args["min_rating"] = floor["min"] / 10
         return self.search(args, rid, again=True) or []
+
+
+def _call_key(call: dict[str, Any]) -> str:
+    """A call as a fact key: its name and arguments without the requirement argument."""
+    try:
+        args = json.loads(call.get("arguments") or "{}")
+    except (json.JSONDecodeError, TypeError):
+        args = {}
+    if not isinstance(args, dict):
+        args = {}
+    args.pop("requirement", None)
+    return f"{call.get('name', '')} {json.dumps(args, sort_keys=True)}"
+
+
+def call_key(name: str, args: dict[str, Any]) -> str:
+    return _call_key({"name": name, "arguments": json.dumps(args)})
