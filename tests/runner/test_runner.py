@@ -192,6 +192,7 @@ def project_copy(tmp_path_factory) -> Path:
     (root / "snapshots").symlink_to(config.SNAPSHOT_SRC.parent)
     (root / "data").mkdir()
     (root / "data" / "hidden").symlink_to(config.HIDDEN)
+    (root / "data" / "calibration").symlink_to(config.ROOT / "data" / "calibration")  # the fitted SimLM profiles
     write_manifest(root / "data" / "manifests" / "reposcan.jsonl", tasks)
     return root
 
