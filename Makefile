@@ -28,7 +28,7 @@ install: $(STAMP)
 test: install
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
 	test -f data/corpus/documents.jsonl || $(PY) -m pushbench.tasks.corpus.build  # the corpus family's corpus
-	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about a minute: SWE-lite re-runs its unit tests)
+	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)
 	$(PY) -m pytest -n 2 tests
 
 repro: install
