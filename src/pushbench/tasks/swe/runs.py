@@ -53,12 +53,16 @@ from pushbench.sandbox import (JAIL, SANDBOX_VERSION, Bind, Limits, clean_env, e
                                resolve_inside, run_jailed, run_sandboxed, write_bytes_atomic)
 from pushbench.sandbox.jail import VENV, interpreter
 
-CACHE_VERSION = 5  # 5: keyed by the tree's bytes, the sandbox version and mode (the jail)
+CACHE_VERSION = 6  # 6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
 TEST_ROOTS = ("tests/", "testing/")  # reset to the snapshot before every check, like test config below
 TEST_CONFIG = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini"})
-TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0, memory_bytes=1024**3)  # a faulty loop dies at 1 GiB
+# A faulty loop dies at 160 MiB of address space (every catalogue unit's tests pass at 80 MiB): a runaway
+# (an endless generator) took a minute of a loaded core to reach the former 1 GiB, and runaways were most of
+# the SWE stages' time.
+TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0, memory_bytes=160 * 1024**2)
+WARM_LIMITS = Limits(cpu_seconds=300, wall_seconds=300.0, memory_bytes=1024**3)  # trusted: the whole suite collected
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - .*)?$")
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
@@ -246,7 +250,7 @@ def warm_bytecode(ws: Workspace) -> Path:
             env = _jail_env(ws)
             python, _ = interpreter()
             run_jailed([python, "-c", WARM_SCRIPT, ",".join(roots) or ".", *folders], binds, IN_REPO, env,
-                       TEST_LIMITS)
+                       WARM_LIMITS)
             os.rename(scratch / "cache", folder)
         except OSError:
             if not folder.is_dir():
