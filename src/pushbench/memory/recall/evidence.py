@@ -1,13 +1,26 @@
 """Which evidence a recorded decision needed, known from the task, and when a view holds it.
 
-A *decision* is a submit: RepoScan's and rows' ``submit(ids)``, a work unit's ``submit(unit)``.
-Its *needed units* come from the observations before it (never from a model):
+A *decision* is a submit (RepoScan's and rows' ``submit(ids)``, a work unit's ``submit(unit)``,
+planning's ``submit()``) or corpus's ``answer(text)``. Its *needed units* come from the task text
+and the observations before it (never from a model or data/hidden):
 
 - item sets (``reposcan``, ``rows``), per submitted id: ``hit:<id>``, the search hit (RepoScan) or
   data row (rows) that showed the id, when one was shown; and ``verdict:<id>``, the latest earlier
   verdict on it, when there was one;
-- work units (``dataops``, ``swe``): ``checker:<unit>``, the unit's last checker result, when the
-  checker ran on it before.
+- work units (``dataops``, ``swe``, ``sweissues``: its one issue ``I01`` is the unit):
+  ``checker:<unit>``, the unit's last checker result, when the checker ran on it before;
+- ``planning``, per item of the submitted cart or plan (rebuilt from the confirmations of the
+  edits before it: ``cart: added 3 x P0171``, ``plan: removed H012 from day 1``, ``cart: coupon
+  C03 applied`` ...; refused edits confirm nothing): ``item:<id>``, the line search, details or
+  coupons printed for it (its price, stock, origin, times, opening hours: the facts every
+  requirement on it is judged by), with a hotel's ``free nights`` line when one followed;
+- ``corpus``: ``entity:<name>``, a search hit or opened page whose title names the answered entity
+  (its docstring document, or a changelog item of the answered release; names compared as the
+  verifier normalises answers); and per clue of the task text, ``clue:<k>``, the opened pages of
+  the documents that show the clue for that entity by the reader's own rule
+  (``tasks.corpus.reader.supports``, the rule the questions were proven unique with; a module clue
+  is about a dotted prefix of the name). Search snippets are not pages and count only as the
+  entity's title.
 
 An id or unit that nothing showed before the decision needs nothing (no evidence existed).
 
@@ -18,10 +31,13 @@ content of its messages, with the ``| `` quotation marks of memory search result
 - a rows hit: a line that starts with ``<id>,`` (the row as rows() printed it);
 - a verdict: the verdict word and the id on one line (``accepted  <id>``), as submit printed it;
 - a checker result: its first two lines (``checker U01: PASS`` and the first detail line) as
-  consecutive lines.
+  consecutive lines;
+- a planning item: its whole line as a tool printed it (any of the forms it was shown in);
+- a corpus entity: a header line naming it, ``[rank] <doc> | <title>`` or ``document <doc> |
+  <title> | page p of n``; a clue: one of its pages' header line and first text line, consecutive.
 
 The rule is textual on purpose: a memory that keeps a paraphrase (a summary saying "submitted 12
-ids") holds no identifying text, and gets no credit for it.
+ids", "added the white headphones") holds no identifying text, and gets no credit for it.
 """
 
 from __future__ import annotations
