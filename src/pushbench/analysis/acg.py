@@ -128,6 +128,8 @@ def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
                 ax.plot(rows.history_events, rows.recall, marker="o", ms=3, color=METHOD_COLORS[memory], label=memory)
         ax.set_title(family, fontsize=9)
         ax.set_xlabel("decision's action number (bucket start)")
+        ax.set_xticks([1, 21, 41, 61, 101])  # the recall stage's buckets, the same on every panel
+        ax.set_xlim(-4, 106)
         ax.set_ylim(0, 1.05)
     for row in axes:
         row[0].set_ylabel("evidence recall")
