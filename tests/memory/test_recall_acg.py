@@ -33,7 +33,8 @@ def test_planning_submit_needs_the_line_of_each_item_in_the_cart() -> None:
     needed = rule.needed("submit", {}, SHOP)
     assert [n.unit for n in needed] == ["item:P0171", "item:C03"]  # P0130 was removed; P0999 never added
     item, coupon = needed
-    assert item.present(f"x\n{HEADPHONES}\ny") and coupon.present(view_text([{"role": "tool", "content": f"| {COUPON}"}]))
+    assert item.present(f"x\n{HEADPHONES}\ny")
+    assert coupon.present(view_text([{"role": "tool", "content": f"| {COUPON}"}]))  # quoted by a memory search
     assert not item.present(OTHER) and not item.present(HEADPHONES[:60])  # another item; a cut line
     assert not item.present("cart: added 3 x P0171; the cart holds 3 x P0171.")  # the edit shows no facts
     assert not item.present("I added three white Granite headphones (P0171, $53.34, ships from Lyon).")

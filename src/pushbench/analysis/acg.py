@@ -68,8 +68,9 @@ def recall_table(recall: pd.DataFrame) -> pd.DataFrame:
     totals["evidence_recall"] = totals.recalled / totals.needed.where(totals.needed > 0)
     order = {f: i for i, f in enumerate(RECALL_FAMILIES)}
     memories = {m: i for i, m in enumerate(METHODS)}
-    return (totals.assign(_f=totals.family.map(order).fillna(len(order)), _m=totals.memory.map(memories).fillna(len(memories)))
-            .sort_values(["_f", "family", "_m", "memory"]).drop(columns=["_f", "_m"]).reset_index(drop=True))
+    keyed = totals.assign(_f=totals.family.map(order).fillna(len(order)),
+                          _m=totals.memory.map(memories).fillna(len(memories)))
+    return (keyed.sort_values(["_f", "family", "_m", "memory"]).drop(columns=["_f", "_m"]).reset_index(drop=True))
 
 
 def recall_curve(recall: pd.DataFrame) -> pd.DataFrame:
