@@ -219,7 +219,7 @@ class CorpusRule:
         if heads:
             out.append(Needed(f"entity:{name}", re.compile("|".join(dict.fromkeys(heads)), re.M)))
         for cid, clue in _clues(objective):
-            forms = [f for p in pages.values() if _shows(clue, p, name) for f in p.forms]
+            forms = dict.fromkeys(f for p in pages.values() if _shows(clue, p, name) for f in p.forms)
             if forms:
                 out.append(Needed(f"{cid}", re.compile("|".join(f"^{re.escape(f)}$" for f in forms), re.M)))
         return out
