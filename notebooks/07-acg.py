@@ -66,7 +66,9 @@ show_figure(plot_methods(table), Path(figures), "acg_success_by_method")
 # ## Evidence recall without a model
 # Replayed decisions per family and memory at the recall budget (`params.yaml` `recall:`), and
 # recall against the decision's action number: a memory that keeps what matters stays high as the
-# history grows.
+# history grows. Besides the three families above, the recall covers 09-acg-eval's families
+# (sweissues, planning, corpus): each family's run is replayed through the same four memories,
+# whichever memories it was recorded with (the evidence rules: `docs/memory.md`).
 
 # %%
 save_table(recall_by_memory, Path(figures), "acg_evidence_recall",

@@ -162,3 +162,21 @@ if spread.empty:
 else:
     save_table(spread, out, "pass_k_seed_spread", f"pass^k and the seed-to-seed spread of success ({note}).")
 show_table(spread)
+
+# %% [markdown]
+# ## Evidence recall of each memory
+# Measured with no model: the `recall` stage replays one recorded run per family (SimLM traces)
+# through `full`, `memgpt`, `langgraph-store` and `acg` at one view budget (`params.yaml`
+# `recall:`), and counts the share of the evidence each decision needed (planning: the item lines
+# of the submitted deliverable; corpus: the answered entity's title and each clue's page; SWE
+# issues: the issue's checker result; `docs/memory.md`) that the memory's view held. It is the
+# same for every model; `summary` is not replayed (its view is the model's own summary).
+
+# %%
+from pushbench.analysis.acg import load_recall, recall_table
+
+evidence = recall_table(load_recall(results))
+evidence = evidence[evidence.family.isin(ev.FAMILIES)].reset_index(drop=True)
+save_table(evidence, out, "evidence_recall",
+           "Evidence recall per family and memory (replayed SimLM traces; no model).")
+show_table(evidence)

@@ -39,6 +39,10 @@ def test_the_acg_eval_notebook_writes_every_table_and_figure(tmp_path: Path) -> 
     results = tmp_path / "results"
     results.mkdir()
     (results / "episodes.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), "utf-8")
+    recall = [{"run": f"{f}-run", "family": f, "memory": m, "bucket": "1-20", "first_action": 1, "decisions": 3,
+               "needed": 4, "recalled": 2 + (m == "full"), "share": None, "budget": 4000}
+              for f in ["reposcan", *ev.FAMILIES] for m in ("full", "acg")]
+    (results / "recall.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recall), "utf-8")
     figures = tmp_path / "figures"
     execute("09-acg-eval", {"results": str(results), "figures": str(figures), "n_resamples": 100},
             out_dir=tmp_path / "notebooks", source_dir=ROOT / "notebooks")
@@ -58,3 +62,6 @@ def test_the_acg_eval_notebook_writes_every_table_and_figure(tmp_path: Path) -> 
     spread = pd.read_csv(figures / "pass_k_seed_spread.csv")
     assert len(spread) == 12 and {"pass^1", "pass^2", "seed_sd"} <= set(spread.columns)
     assert pd.read_csv(figures / "deltas_vs_full.csv").noise_floor.notna().all()
+    evidence = pd.read_csv(figures / "evidence_recall.csv")  # the recall stage's rows of these families only
+    assert list(evidence.family) == [f for f in ["sweissues", "planning", "corpus"] for _ in range(2)]
+    assert list(evidence.evidence_recall[:2]) == [0.75, 0.5]

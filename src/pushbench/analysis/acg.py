@@ -18,6 +18,7 @@ from pushbench.figures import label_models, model_order
 METHODS = ["full", "summary", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
 METHOD_COLORS = {"full": "#8c8c8c", "summary": "#937860", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}
 FAMILY_ORDER = ["reposcan", "dataops", "swe"]
+RECALL_FAMILIES = [*FAMILY_ORDER, "sweissues", "planning", "corpus"]  # the recall stage also replays 09's families
 
 
 def method_rows(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -65,7 +66,11 @@ def recall_table(recall: pd.DataFrame) -> pd.DataFrame:
     """Evidence recall per family and memory over every replayed decision."""
     totals = recall.groupby(["family", "memory"], sort=True)[["decisions", "needed", "recalled"]].sum().reset_index()
     totals["evidence_recall"] = totals.recalled / totals.needed.where(totals.needed > 0)
-    return totals
+    order = {f: i for i, f in enumerate(RECALL_FAMILIES)}
+    memories = {m: i for i, m in enumerate(METHODS)}
+    keyed = totals.assign(_f=totals.family.map(order).fillna(len(order)),
+                          _m=totals.memory.map(memories).fillna(len(memories)))
+    return (keyed.sort_values(["_f", "family", "_m", "memory"]).drop(columns=["_f", "_m"]).reset_index(drop=True))
 
 
 def recall_curve(recall: pd.DataFrame) -> pd.DataFrame:
@@ -108,11 +113,15 @@ def plot_methods(table: pd.DataFrame) -> plt.Figure:
 
 
 def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
-    """Evidence recall (share of needed units in the view) vs history length, one line per memory."""
-    families = [f for f in FAMILY_ORDER if f in set(curve.family)]
-    fig, axes = plt.subplots(1, max(1, len(families)), figsize=(3.4 * max(1, len(families)), 3.0),
-                             sharey=True, squeeze=False)
-    for ax, family in zip(axes[0], families):
+    """Evidence recall (share of needed units in the view) vs history length, one line per memory;
+    one panel per family, three to a row."""
+    families = [f for f in RECALL_FAMILIES if f in set(curve.family)]
+    cols = max(1, min(3, len(families)))
+    rows_n = max(1, -(-len(families) // cols))
+    fig, axes = plt.subplots(rows_n, cols, figsize=(3.4 * cols, 3.0 * rows_n), sharey=True, squeeze=False)
+    for ax in axes.flat[len(families):]:
+        ax.set_visible(False)
+    for ax, family in zip(axes.flat, families):
         part = curve[curve.family == family]
         for memory in METHODS:
             rows = part[part.memory == memory].sort_values("history_events")
@@ -120,8 +129,11 @@ def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
                 ax.plot(rows.history_events, rows.recall, marker="o", ms=3, color=METHOD_COLORS[memory], label=memory)
         ax.set_title(family, fontsize=9)
         ax.set_xlabel("decision's action number (bucket start)")
+        ax.set_xticks([1, 21, 41, 61, 101])  # the recall stage's buckets, the same on every panel
+        ax.set_xlim(-4, 106)
         ax.set_ylim(0, 1.05)
-    axes[0][0].set_ylabel("evidence recall")
+    for row in axes:
+        row[0].set_ylabel("evidence recall")
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle("Evidence recall of each memory's view (no model: replayed traces)", fontsize=9)
     fig.tight_layout()

@@ -117,7 +117,7 @@ def recall_episode(recording: Recording, memory: str, budget: int, env: Any, fam
             arguments = call.arguments if isinstance(call.arguments, dict) else json.loads(call.arguments or "{}")
         except json.JSONDecodeError:
             arguments = None
-        needed = rule.needed(call.name, arguments, stats.observations)
+        needed = rule.needed(call.name, arguments, stats.observations, recording.objective)
         if needed is None:
             continue
         text = view_text(turn.view)
