@@ -22,6 +22,7 @@ MODULE ARGS`` itself. Each zygote runs its one module, by its ``main(argv)``.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import selectors
@@ -42,6 +43,7 @@ AGENT, SERVER = "pushbench.harness.standin", "pushbench.mcp_main"
 ENTRY_POINTS = (AGENT, SERVER)  # one zygote each, in FOLDER/<module>/
 MAX_REQUEST = 128 * 1024  # bytes of one request (argv, environment, folder); a seqpacket message
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+ANYIO = ("anyio._backends._asyncio", "anyio.streams.stapled", "anyio._core._subprocesses")  # imported on first run
 
 
 @dataclass(frozen=True)
@@ -62,16 +64,19 @@ def preload(module: str, indexes: list[Index]) -> None:
 
     importlib.import_module(module)
     if module == AGENT:
-        for name in ("pushbench.policies.sim", "pushbench.tasks.reposcan.mind"):
+        for name in ("pushbench.policies.sim", "pushbench.tasks.reposcan.mind", "numpy.random", *ANYIO):
             importlib.import_module(name)
         from pushbench.tokens import encoding
 
         encoding()  # the vocabulary, read and verified once instead of once per stand-in
         return
+    # what a server imports lazily: itself, the RepoScan environment, the SDK's rich log handler
+    for name in ("pushbench.mcp_server", "pushbench.snapshots", "pushbench.verifier", "pushbench.tasks.reposcan.env",
+                 "pushbench.tasks.reposcan.family", "rich.console", "rich.logging", *ANYIO):
+        importlib.import_module(name)
     from pushbench.snapshots import snapshot_dir
     from pushbench.tasks.reposcan.search import search_for
 
-    importlib.import_module("pushbench.tasks.reposcan.env")
     for index in indexes:  # the same call, with the same key, as RepoScanFamily.environment
         search_for(snapshot_dir(index.repo, Path(index.snapshot_root)), index.max_results, index.page_size)
 
@@ -243,6 +248,7 @@ def serve(folder: Path, module: str, indexes: list[Index]) -> None:
     home.mkdir(mode=0o700)
     (home / CONTEXT_NAME).write_text(json.dumps(context()), encoding="utf-8")
     zygote = _Zygote(home, module)
+    gc.freeze()  # the preloaded objects: a fork's collections then leave their pages shared
     signal.signal(signal.SIGTERM, zygote.stop)
     print("ready", flush=True)
     zygote.serve()
