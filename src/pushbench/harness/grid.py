@@ -14,18 +14,18 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from pushbench.harness import zygote
 from pushbench.harness.launcher import STANDIN_PREFIX, AgentSpec, EpisodePlan, run_agent_episode
 from pushbench.harness.prompts import PROMPTS
 from pushbench.runner import read_done, sort_jsonl, trace_name, write_trace
 from pushbench.runner.lock import run_lock
-from pushbench.stats import paired_bootstrap_delta
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import TaskSpec
+
+if TYPE_CHECKING:  # pandas and the statistics load only for the deltas, not for running the grid
+    import pandas as pd
 
 
 def grid_tasks(targets: list[int], n_tasks: int, manifests: Path | None = None) -> list[TaskSpec]:
@@ -114,6 +114,10 @@ def checklist_deltas(episodes: pd.DataFrame, a: str = "default", b: str = "check
                      n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Paired success delta ``b - a`` per (agent, model, N), matched by task and seed, with a
     task-cluster bootstrap 95% interval; the success counts of both prompts beside it."""
+    import pandas as pd
+
+    from pushbench.stats import paired_bootstrap_delta
+
     rows = []
     blackbox = episodes[episodes["backend"] == "blackbox"]
     for (agent, model, target), group in blackbox.groupby(["agent", "model", "target"], sort=True):

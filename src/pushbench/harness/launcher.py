@@ -31,7 +31,6 @@ from pushbench.harness.prompts import render_prompt
 from pushbench.harness.zygote import ENTRY_POINTS
 from pushbench.harness.scoring import close_log, read_usage, score
 from pushbench.runner import EpisodeSpec
-from pushbench.serve_sim import MODELS as SIM_MODELS
 from pushbench.tasks.base import TaskSpec
 from pushbench.verifier import hidden_path
 
@@ -67,6 +66,8 @@ def resolve_agent(text: str) -> AgentSpec:
         return AgentSpec(name, f"{{python}} -m pushbench.harness.standin --model {model}", model)
     product, _, sim_model = name.partition("/")
     if product in PRODUCTS:
+        from pushbench.serve_sim import MODELS as SIM_MODELS  # FastAPI: only for the products
+
         sim_model = sim_model or DEFAULT_SIM_MODEL
         if sim_model not in SIM_MODELS:
             raise ValueError(f"unknown model {sim_model!r} for {product}; serve-sim has {', '.join(SIM_MODELS)}")
