@@ -101,6 +101,8 @@ def _child(zygote: "_Zygote", request: dict, fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
+        if sys.path and sys.path[0] == zygote.path0:  # `python -m` puts the cwd first
+            sys.path[0] = os.getcwd()
         sys.argv = [request["module"], *request["argv"]]
         code = _exit_code(sys.modules[request["module"]].main, request["argv"])
     finally:
@@ -143,6 +145,7 @@ class _Child:
 class _Zygote:
     def __init__(self, folder: Path, module: str):
         self.module = module
+        self.path0 = sys.path[0] if sys.path else None
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.listener.bind(str(folder / SOCKET_NAME))
         self.listener.listen(16)
@@ -163,12 +166,15 @@ class _Zygote:
 
     def _accept(self) -> None:
         conn, _ = self.listener.accept()
+        fds: list[int] = []
         try:
             payload, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
             request = json.loads(payload)
             if request.get("module") != self.module or len(fds) != 3:
                 raise ValueError(f"refused: this zygote runs {self.module} only")
         except (OSError, ValueError, AttributeError) as err:
+            for fd in fds:
+                os.close(fd)
             _send(conn, {"error": str(err)})
             conn.close()
             return
@@ -202,10 +208,7 @@ class _Zygote:
         _, status = os.waitpid(pid, 0)
         if child.launcher_alive:  # tell the launcher how its process ended
             self.selector.unregister(child.conn)
-            try:
-                _send(child.conn, {"status": os.waitstatus_to_exitcode(status)})
-            except OSError:
-                pass
+            _send(child.conn, {"status": os.waitstatus_to_exitcode(status)})
         child.conn.close()
 
     def close_all(self) -> None:
@@ -226,7 +229,11 @@ class _Zygote:
 
 
 def _send(conn: socket.socket, message: dict) -> None:
-    conn.sendall(json.dumps(message).encode())
+    """Best effort: a launcher that went away is noticed (and its fork killed) by the selector."""
+    try:
+        conn.sendall(json.dumps(message).encode())
+    except OSError:
+        pass
 
 
 def context() -> dict[str, str | None]:
@@ -307,9 +314,8 @@ def launch(folder: Path, module: str, argv: list[str]) -> int:
         reply = json.loads(conn.recv(MAX_REQUEST) or b"{}")
     except (OSError, ValueError):
         _become(module, argv)
-    if "pid" not in reply:
-        print(f"zygote: {reply.get('error', 'no reply')}", file=sys.stderr)
-        return 2
+    if "pid" not in reply:  # refused
+        _become(module, argv)
     pid = int(reply["pid"])
     for sig in RELAYED:
         signal.signal(sig, lambda number, _frame: _relay(pid, number))
