@@ -71,6 +71,8 @@ def test_a_forked_server_answers_on_the_launchers_pipes_and_dies_with_it(data, r
         os.killpg(proc.pid, signal.SIGKILL)  # as at a time limit: the launcher's group dies
         proc.wait()
         assert _gone(pid)  # the zygote saw the launcher go and killed its fork
+        assert zygote.alive(folder)
+    assert not zygote.alive(folder)  # stopped with the run: the grid refuses rows after that
 
 
 def test_the_launcher_becomes_the_module_where_no_zygote_serves(data, tmp_path: Path) -> None:

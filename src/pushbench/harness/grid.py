@@ -62,6 +62,8 @@ def _run_one(out: Path, plan: EpisodePlan) -> dict[str, Any]:
     folder = episode_folder(out, plan)
     shutil.rmtree(folder, ignore_errors=True)  # a half-run episode from a killed grid starts over
     outcome = run_agent_episode(plan, folder)
+    if plan.zygote is not None and not zygote.alive(plan.zygote):  # its processes may have been cut short
+        raise RuntimeError(f"a fork server died during {plan.spec.episode_id}; run the grid again (it resumes)")
     write_trace(out / "traces", plan.spec.episode_id, {
         "episode_id": plan.spec.episode_id, "agent": plan.agent.name, "prompt": plan.prompt,
         "events": outcome.events, "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
@@ -89,7 +91,8 @@ def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1, fork_se
         with ExitStack() as stack:
             if fork_server and any(_forkable(p) for p in todo):
                 folder = stack.enter_context(zygote.running(out, _indexes(todo)))
-                todo = [replace(p, zygote=folder) if _forkable(p) else p for p in todo]
+                if folder is not None:
+                    todo = [replace(p, zygote=folder) if _forkable(p) else p for p in todo]
             with open(path, "a", encoding="utf-8") as sink:
                 for row in _rows(out, todo, workers):
                     sink.write(json.dumps(row, sort_keys=True) + "\n")

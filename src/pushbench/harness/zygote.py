@@ -250,6 +250,7 @@ def serve(folder: Path, module: str, indexes: list[Index]) -> None:
 
     if module not in ENTRY_POINTS or config.FOUND is None:
         raise SystemExit(f"zygote: {module[:100]!r} is no entry point, or this is no PushBench checkout")
+    os.close(os.pidfd_open(os.getpid()))  # fails early on a kernel without pidfds (Linux < 5.3)
     preload(module, indexes)
     home = folder / module
     home.mkdir(mode=0o700)
@@ -262,18 +263,20 @@ def serve(folder: Path, module: str, indexes: list[Index]) -> None:
 
 
 @contextmanager
-def running(cwd: Path, indexes: list[Index], timeout: float = 300.0) -> Iterator[Path]:
+def running(cwd: Path, indexes: list[Index], timeout: float = 300.0) -> Iterator[Path | None]:
     """Start one zygote per entry point in ``cwd`` (where the forked processes will run, so that
     they resolve the project root as they would), their sockets in a private folder (0700, short
-    enough for a socket path); yield the folder once both serve; stop them and their forks after."""
+    enough for a socket path); yield the folder once both serve (None if they cannot start, e.g.
+    without pidfds: then every process starts from scratch); stop them and their forks after."""
     folder = Path(tempfile.mkdtemp(prefix="pushbench-zygote-"))
     spec = json.dumps([asdict(i) for i in indexes])
     procs = [subprocess.Popen([sys.executable, "-m", "pushbench.harness.zygote", "serve", str(folder), module, spec],
                               cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE) for module in ENTRY_POINTS]
     try:
-        for proc in procs:
-            if not _ready(proc, timeout):
-                raise RuntimeError(f"a fork server did not start (exit code {proc.poll()})")
+        if not all(_ready(proc, timeout) for proc in procs):
+            print("fork servers unavailable; every process starts from scratch", file=sys.stderr)
+            yield None
+            return
         yield folder
         for proc in procs:
             if proc.poll() is not None:
@@ -284,6 +287,17 @@ def running(cwd: Path, indexes: list[Index], timeout: float = 300.0) -> Iterator
                 proc.terminate()
             proc.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def alive(folder: Path) -> bool:
+    """Both zygotes still accept requests (a probe they answer with a refusal)."""
+    for module in ENTRY_POINTS:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+            try:
+                probe.connect(str(folder / module / SOCKET_NAME))
+            except OSError:
+                return False
+    return True
 
 
 def _ready(proc: subprocess.Popen, timeout: float) -> bool:
