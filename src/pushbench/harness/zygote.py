@@ -325,11 +325,17 @@ def launch(folder: Path, module: str, argv: list[str]) -> int:
         conn.connect(str(folder / SOCKET_NAME))
         request = {"module": module, "argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}
         socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
+    except (OSError, ValueError):  # nothing was forked yet
+        _become(module, argv)
+    try:
         reply = json.loads(conn.recv(MAX_REQUEST) or b"{}")
     except (OSError, ValueError):
+        reply = {}
+    if "error" in reply:  # refused: nothing was forked
         _become(module, argv)
-    if "pid" not in reply:  # refused
-        _become(module, argv)
+    if "pid" not in reply:  # the zygote went away: a fork may have taken the pipes, so no second start
+        print(f"zygote: lost the fork server while starting {module}", file=sys.stderr)
+        return 2
     pid = int(reply["pid"])
     for sig in RELAYED:
         signal.signal(sig, lambda number, _frame: _relay(pid, number))
