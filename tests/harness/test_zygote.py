@@ -72,6 +72,17 @@ def test_a_forked_server_answers_on_the_launchers_pipes_and_dies_with_it(data, r
         proc.wait()
         assert _gone(pid)  # the zygote saw the launcher go and killed its fork
         assert zygote.alive(folder)
+        # another module path (or project root) than the zygote's: the launcher starts the server itself
+        env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", "") + os.pathsep + str(tmp_path))
+        log = tmp_path / "log2"
+        proc = subprocess.Popen(_server_argv(folder, data, log, task_id(3)), stdin=subprocess.PIPE, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc.stdin.write(b"not json\n")
+        proc.stdin.flush()
+        assert json.loads(_line(proc.stdout, 120))["error"]["code"] == -32700
+        assert int((log / "server.pid").read_text()) == proc.pid  # exec'd, not forked
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
     assert not zygote.alive(folder)  # stopped with the run: the grid refuses rows after that
 
 

@@ -26,19 +26,16 @@ import gc
 import json
 import os
 import selectors
-import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
+# The launcher runs in every process start: it imports nothing beyond this standard-library set.
 SOCKET_NAME = "zygote.sock"
-CONTEXT_NAME = "context.json"  # what the preloaded modules were configured from
 AGENT, SERVER = "pushbench.harness.standin", "pushbench.mcp_main"
 ENTRY_POINTS = (AGENT, SERVER)  # one zygote each, in FOLDER/<module>/
 MAX_REQUEST = 128 * 1024  # bytes of one request (argv, environment, folder); a seqpacket message
@@ -46,8 +43,7 @@ RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 ANYIO = ("anyio._backends._asyncio", "anyio.streams.stapled", "anyio._core._subprocesses")  # imported on first run
 
 
-@dataclass(frozen=True)
-class Index:
+class Index(NamedTuple):
     """A RepoScan search index the server zygote builds before forking (snapshot code only)."""
 
     snapshot_root: str
@@ -84,9 +80,10 @@ def preload(module: str, indexes: list[Index]) -> None:
 # ------------------------------------------------------------------ the forked process
 
 
-def _child(zygote: "_Zygote", request: dict, fds: list[int]) -> None:
-    """In the fork: drop the zygote's sockets, take the launcher's stdio, environment and folder,
-    run the entry point and exit with its code."""
+def _child(zygote: "_Zygote", conn: socket.socket, request: dict, fds: list[int]) -> None:
+    """In the fork: drop the zygote's sockets, take the launcher's stdio, environment and folder;
+    if they would configure the modules otherwise than the zygote's were, tell the launcher to
+    start the module itself, else run the entry point; exit with its code."""
     code = 1
     try:
         zygote.close_all()
@@ -103,6 +100,11 @@ def _child(zygote: "_Zygote", request: dict, fds: list[int]) -> None:
         os.chdir(request["cwd"])
         if sys.path and sys.path[0] == zygote.path0:  # `python -m` puts the cwd first
             sys.path[0] = os.getcwd()
+        if context() != zygote.context:
+            _send(conn, {"fallback": True})
+            code = 0
+            return
+        conn.close()
         sys.argv = [request["module"], *request["argv"]]
         code = _exit_code(sys.modules[request["module"]].main, request["argv"])
     finally:
@@ -135,17 +137,18 @@ def _exit_code(main, argv: list[str]) -> int:
 # ------------------------------------------------------------------ the zygote
 
 
-@dataclass
 class _Child:
-    conn: socket.socket  # the launcher's connection
-    pidfd: int  # readable once the forked process exits
-    launcher_alive: bool = True
+    def __init__(self, conn: socket.socket, pidfd: int):
+        self.conn = conn  # the launcher's connection
+        self.pidfd = pidfd  # readable once the forked process exits
+        self.launcher_alive = True
 
 
 class _Zygote:
     def __init__(self, folder: Path, module: str):
         self.module = module
         self.path0 = sys.path[0] if sys.path else None
+        self.context = context()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.listener.bind(str(folder / SOCKET_NAME))
         self.listener.listen(16)
@@ -182,8 +185,7 @@ class _Zygote:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            conn.close()
-            _child(self, request, fds)
+            _child(self, conn, request, fds)
         for fd in fds:
             os.close(fd)
         pidfd = os.pidfd_open(pid)
@@ -254,7 +256,6 @@ def serve(folder: Path, module: str, indexes: list[Index]) -> None:
     preload(module, indexes)
     home = folder / module
     home.mkdir(mode=0o700)
-    (home / CONTEXT_NAME).write_text(json.dumps(context()), encoding="utf-8")
     zygote = _Zygote(home, module)
     gc.freeze()  # the preloaded objects: a fork's collections then leave their pages shared
     signal.signal(signal.SIGTERM, zygote.stop)
@@ -268,8 +269,12 @@ def running(cwd: Path, indexes: list[Index], timeout: float = 300.0) -> Iterator
     they resolve the project root as they would), their sockets in a private folder (0700, short
     enough for a socket path); yield the folder once both serve (None if they cannot start, e.g.
     without pidfds: then every process starts from scratch); stop them and their forks after."""
+    import shutil
+    import subprocess
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="pushbench-zygote-"))
-    spec = json.dumps([asdict(i) for i in indexes])
+    spec = json.dumps([i._asdict() for i in indexes])
     procs = [subprocess.Popen([sys.executable, "-m", "pushbench.harness.zygote", "serve", str(folder), module, spec],
                               cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE) for module in ENTRY_POINTS]
     try:
@@ -300,7 +305,7 @@ def alive(folder: Path) -> bool:
     return True
 
 
-def _ready(proc: subprocess.Popen, timeout: float) -> bool:
+def _ready(proc, timeout: float) -> bool:
     assert proc.stdout is not None
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ)
@@ -317,30 +322,34 @@ def launch(folder: Path, module: str, argv: list[str]) -> int:
     cannot (no zygote, another project root or module path), become ``python -m module``."""
     if module not in ENTRY_POINTS:
         _become(module, argv)
-    folder = folder / module
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-        if json.loads((folder / CONTEXT_NAME).read_text(encoding="utf-8")) != context():
-            _become(module, argv)
-        conn.connect(str(folder / SOCKET_NAME))
+        conn.connect(os.path.join(folder, module, SOCKET_NAME))
         request = {"module": module, "argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}
         socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
     except (OSError, ValueError):  # nothing was forked yet
         _become(module, argv)
-    try:
-        reply = json.loads(conn.recv(MAX_REQUEST) or b"{}")
-    except (OSError, ValueError):
-        reply = {}
-    if "error" in reply:  # refused: nothing was forked
+    pid, fallback = None, False
+    while True:  # {"pid"} from the zygote, maybe {"fallback"} from the fork, then {"status"}
+        try:
+            message = json.loads(conn.recv(MAX_REQUEST) or b"{}")
+        except (OSError, ValueError):
+            message = {}
+        if "error" in message and pid is None:  # refused: nothing was forked
+            _become(module, argv)
+        if "pid" in message:
+            pid = int(message["pid"])
+            for sig in RELAYED:
+                signal.signal(sig, lambda number, _frame: _relay(pid, number))
+        fallback = fallback or bool(message.get("fallback"))
+        if "status" in message or not message:
+            break
+    if fallback:  # the fork exited untouched: this process starts the module itself
         _become(module, argv)
-    if "pid" not in reply:  # the zygote went away: a fork may have taken the pipes, so no second start
-        print(f"zygote: lost the fork server while starting {module}", file=sys.stderr)
-        return 2
-    pid = int(reply["pid"])
-    for sig in RELAYED:
-        signal.signal(sig, lambda number, _frame: _relay(pid, number))
-    answer = json.loads(conn.recv(MAX_REQUEST) or b'{"status": -9}')
-    status = int(answer["status"])
+    if pid is None or "status" not in message:  # the zygote went away; a fork may hold the pipes
+        print(f"zygote: lost the fork server running {module}", file=sys.stderr)
+        return 2 if pid is None else 128 + signal.SIGKILL
+    status = int(message["status"])
     if status < 0:  # died of a signal: die of the same one
         signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
