@@ -240,7 +240,8 @@ def test_the_blackbox_stage_resumes_in_a_work_folder_named_by_code_and_params(
     stale.mkdir(parents=True)
     seen: list[Path] = []
 
-    def fake_run_plans(plans, work: Path, workers: int) -> Path:
+    def fake_run_plans(plans, work: Path, workers: int, fork_server: bool = False) -> Path:
+        assert fork_server  # the stage forks its stand-ins and servers from zygotes
         seen.append(work)
         work.mkdir(parents=True, exist_ok=True)
         (work / "episodes.jsonl").write_text("".join(json.dumps({"episode_id": p.spec.episode_id}) + "\n"

@@ -11,19 +11,21 @@ from __future__ import annotations
 import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import pandas as pd
-
-from pushbench.harness.launcher import AgentSpec, EpisodePlan, run_agent_episode
+from pushbench.harness import zygote
+from pushbench.harness.launcher import STANDIN_PREFIX, AgentSpec, EpisodePlan, run_agent_episode
 from pushbench.harness.prompts import PROMPTS
 from pushbench.runner import read_done, sort_jsonl, trace_name, write_trace
 from pushbench.runner.lock import run_lock
-from pushbench.stats import paired_bootstrap_delta
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import TaskSpec
+
+if TYPE_CHECKING:  # pandas and the statistics load only for the deltas, not for running the grid
+    import pandas as pd
 
 
 def grid_tasks(targets: list[int], n_tasks: int, manifests: Path | None = None) -> list[TaskSpec]:
@@ -60,6 +62,8 @@ def _run_one(out: Path, plan: EpisodePlan) -> dict[str, Any]:
     folder = episode_folder(out, plan)
     shutil.rmtree(folder, ignore_errors=True)  # a half-run episode from a killed grid starts over
     outcome = run_agent_episode(plan, folder)
+    if plan.zygote is not None and not zygote.alive(plan.zygote):  # its processes may have been cut short
+        raise RuntimeError(f"a fork server died during {plan.spec.episode_id}; run the grid again (it resumes)")
     write_trace(out / "traces", plan.spec.episode_id, {
         "episode_id": plan.spec.episode_id, "agent": plan.agent.name, "prompt": plan.prompt,
         "events": outcome.events, "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
@@ -75,24 +79,48 @@ def _rows(out: Path, plans: list[EpisodePlan], workers: int) -> Iterator[dict[st
         yield from pool.map(lambda p: _run_one(out, p), plans)
 
 
-def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1) -> Path:
-    """Run the episodes not yet in ``OUT/episodes.jsonl``; append each row as it finishes."""
+def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1, fork_server: bool = False) -> Path:
+    """Run the episodes not yet in ``OUT/episodes.jsonl``; append each row as it finishes.
+
+    With ``fork_server``, the stand-in agents and their stdio MCP servers are forked from one
+    zygote (harness/zygote.py) instead of each starting an interpreter and its imports."""
     with run_lock(out):  # one run per folder, as for `pushbench run`
         path = out / "episodes.jsonl"
         done = read_done(path)
         todo = [p for p in plans if p.spec.episode_id not in done]
-        with open(path, "a", encoding="utf-8") as sink:
-            for row in _rows(out, todo, workers):
-                sink.write(json.dumps(row, sort_keys=True) + "\n")
-                sink.flush()
+        with ExitStack() as stack:
+            if fork_server and any(_forkable(p) for p in todo):
+                folder = stack.enter_context(zygote.running(out, _indexes(todo)))
+                if folder is not None:
+                    todo = [replace(p, zygote=folder) if _forkable(p) else p for p in todo]
+            with open(path, "a", encoding="utf-8") as sink:
+                for row in _rows(out, todo, workers):
+                    sink.write(json.dumps(row, sort_keys=True) + "\n")
+                    sink.flush()
         sort_jsonl(path)
     return path
+
+
+def _indexes(plans: list[EpisodePlan]) -> list[zygote.Index]:
+    """The search indexes the grid's servers use: snapshot trees as the server resolves them."""
+    return sorted({zygote.Index(str(Path(p.snapshot_root).resolve()), p.task.repo, int(p.task.settings["max_results"]),
+                                int(p.task.settings["page_size"])) for p in plans if _forkable(p)},
+                  key=lambda i: (i.repo, i.snapshot_root, i.max_results, i.page_size))
+
+
+def _forkable(plan: EpisodePlan) -> bool:
+    """A stand-in over stdio: both of its processes are zygote entry points."""
+    return plan.agent.product is None and plan.transport == "stdio" and plan.agent.name.startswith(STANDIN_PREFIX)
 
 
 def checklist_deltas(episodes: pd.DataFrame, a: str = "default", b: str = "checklist",
                      n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Paired success delta ``b - a`` per (agent, model, N), matched by task and seed, with a
     task-cluster bootstrap 95% interval; the success counts of both prompts beside it."""
+    import pandas as pd
+
+    from pushbench.stats import paired_bootstrap_delta
+
     rows = []
     blackbox = episodes[episodes["backend"] == "blackbox"]
     for (agent, model, target), group in blackbox.groupby(["agent", "model", "target"], sort=True):

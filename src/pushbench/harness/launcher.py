@@ -28,9 +28,9 @@ from pushbench.harness import products
 from pushbench.harness.products import PRODUCTS
 from pushbench.harness.processes import GRACE_SECONDS, stop_group
 from pushbench.harness.prompts import render_prompt
+from pushbench.harness.zygote import ENTRY_POINTS
 from pushbench.harness.scoring import close_log, read_usage, score
 from pushbench.runner import EpisodeSpec
-from pushbench.serve_sim import MODELS as SIM_MODELS
 from pushbench.tasks.base import TaskSpec
 from pushbench.verifier import hidden_path
 
@@ -66,6 +66,8 @@ def resolve_agent(text: str) -> AgentSpec:
         return AgentSpec(name, f"{{python}} -m pushbench.harness.standin --model {model}", model)
     product, _, sim_model = name.partition("/")
     if product in PRODUCTS:
+        from pushbench.serve_sim import MODELS as SIM_MODELS  # FastAPI: only for the products
+
         sim_model = sim_model or DEFAULT_SIM_MODEL
         if sim_model not in SIM_MODELS:
             raise ValueError(f"unknown model {sim_model!r} for {product}; serve-sim has {', '.join(SIM_MODELS)}")
@@ -84,6 +86,7 @@ class EpisodePlan:
     transport: str = "stdio"
     data_root: Path = config.DATA
     snapshot_root: Path = config.SNAPSHOT_SRC
+    zygote: Path | None = None  # a running fork server's folder (harness/zygote.py): start-up once
 
     @property
     def spec(self) -> EpisodeSpec:
@@ -95,10 +98,19 @@ class EpisodePlan:
 
 
 def server_argv(plan: EpisodePlan, log_dir: Path, port: int | None = None) -> list[str]:
-    argv = [sys.executable, "-m", "pushbench.cli", "serve-mcp", "--task", plan.task.task_id,
+    # the lean entry point of `pushbench serve-mcp` (same options): one server starts per episode
+    argv = [sys.executable, "-m", "pushbench.mcp_main", "serve-mcp", "--task", plan.task.task_id,
             "--log", str(log_dir.resolve()), "--data-root", str(Path(plan.data_root).resolve()),
             "--snapshot-root", str(Path(plan.snapshot_root).resolve())]
-    return argv + (["--http", str(port)] if port is not None else [])
+    return via_zygote(plan, argv + (["--http", str(port)] if port is not None else []))
+
+
+def via_zygote(plan: EpisodePlan, argv: list[str]) -> list[str]:
+    """With a fork server, a command that runs one of its entry points under this interpreter
+    goes through its launcher: the same process, forked instead of started from scratch."""
+    if plan.zygote is None or len(argv) < 3 or argv[:2] != [sys.executable, "-m"] or argv[2] not in ENTRY_POINTS:
+        return argv
+    return [sys.executable, "-m", "pushbench.harness.zygote", "run", str(plan.zygote), *argv[2:]]
 
 
 def mcp_config(plan: EpisodePlan, log_dir: Path, url: str | None) -> dict[str, Any]:
@@ -271,7 +283,7 @@ def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
             sim = products.start_sim(free_port(), int(values["seed"]), folder)
             argv, env = product_launch(plan, folder, prompt, sim.url)
         else:
-            argv, env = substitute(plan.agent.command, values), agent_env(values, folder)
+            argv, env = via_zygote(plan, substitute(plan.agent.command, values)), agent_env(values, folder)
         code, timed_out = run_process(argv, env, folder / "workdir", plan.timeout, folder)
         if server is None:
             reap_server(log_dir)

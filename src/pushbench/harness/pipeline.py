@@ -34,7 +34,7 @@ def run_configured(out: Path | None = None) -> Path:
     for stale in work.parent.glob("blackbox-*"):
         if stale != work:
             shutil.rmtree(stale, ignore_errors=True)
-    rows = run_plans(plans, work, int(config.params("run.workers")))
+    rows = run_plans(plans, work, int(config.params("run.workers")), fork_server=True)
     shutil.copyfile(rows, out / "episodes.jsonl")
     shutil.rmtree(work, ignore_errors=True)
     return out / "episodes.jsonl"

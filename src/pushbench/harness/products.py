@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from pushbench import config
 from pushbench.harness.processes import stop_group
 
@@ -137,6 +135,8 @@ class SimProcess:
 
     def usage(self) -> dict[str, int]:
         """LLM calls and tokens serve-sim answered in this episode (for the row)."""
+        import httpx  # lazily: the stand-in grid never needs it
+
         try:
             stats = httpx.get(self.url + "/sim/stats", timeout=10).json()
         except (httpx.HTTPError, ValueError):
@@ -153,6 +153,8 @@ def start_sim(port: int, seed: int, folder: Path, timeout: float = 60) -> SimPro
     with open(folder / "serve-sim.stderr", "wb") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
+    import httpx
+
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
