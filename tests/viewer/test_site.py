@@ -151,3 +151,31 @@ def test_bad_input_is_one_line_and_leaves_the_old_site(small_site: Path, tmp_pat
     result = CliRunner().invoke(app, ["view", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "is not a folder" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def site_files(site: Path) -> dict[Path, bytes]:
+    return {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def test_a_parallel_build_writes_the_serial_bytes(small_run: Path, small_site: Path, tmp_path: Path) -> None:
+    parallel = tmp_path / "parallel"
+    stats = build_site([small_run], parallel, workers=2)  # two tasks: one group for each process
+    assert stats.pages == 8
+    assert site_files(parallel) == site_files(small_site)
+    cli = tmp_path / "cli"
+    result = CliRunner().invoke(app, ["view", str(small_run), "--out", str(cli), "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert site_files(cli) == site_files(small_site)
+
+
+def test_a_bad_trace_in_a_worker_leaves_the_old_site(small_run: Path, small_site: Path, tmp_path: Path) -> None:
+    run = tmp_path / "small"
+    shutil.copytree(small_run, run)
+    broken = sorted((run / "traces").iterdir())[-1]
+    broken.write_bytes(b"not gzip")
+    copy = tmp_path / "site"
+    shutil.copytree(small_site, copy)
+    with pytest.raises(ViewerError, match=f"{broken.name} is not a gzip JSON trace"):
+        build_site([run], copy, workers=2)
+    assert site_files(copy) == site_files(small_site)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]

@@ -14,7 +14,7 @@ def main() -> None:
     names = sorted(config.params("experiments"))
     names += [FORKS] if "forks" in config.params() else []
     runs = [config.DATA / "runs" / name for name in names if (config.DATA / "runs" / name).is_dir()]
-    stats = build_site(runs, OUT)
+    stats = build_site(runs, OUT, workers=int(config.params("run.workers")))
     print(f"viewer: {stats.pages} episode pages of {len(runs)} runs -> {OUT.relative_to(config.ROOT)}/index.html")
 
 

@@ -9,7 +9,7 @@ and the verifier's events of that step (the call, its verdicts) are joined by st
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP
@@ -114,4 +114,8 @@ def join_events(turns: list[Turn], events: list[dict[str, Any]]) -> dict[str, An
 
 
 def turn_dicts(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [asdict(t) for t in turns]
+    # what asdict gives, without its deep copy (the page only serialises these)
+    return [{name: getattr(t, name) for name in _FIELDS} for t in turns]
+
+
+_FIELDS = tuple(f.name for f in fields(Turn))
