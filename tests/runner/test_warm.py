@@ -65,3 +65,21 @@ def test_reposcan_warm_builds_the_search_the_environment_then_uses() -> None:
     assert (after.hits, after.misses) == (before.hits + 1, before.misses)  # built by warm, not again
     assert env.search_index is search_for(snapshot_dir(task.repo, config.SNAPSHOT_SRC),
                                           task.settings["max_results"], task.settings["page_size"])
+
+
+def test_planning_and_corpus_warm_build_what_their_environments_share() -> None:
+    from pushbench.tasks import get_family, load_tasks
+    from pushbench.tasks.corpus import family as corpus_family
+    from pushbench.tasks.planning.world import WorldParams, build_world
+
+    planning = load_tasks("planning")[:3]
+    get_family("planning").warm(planning)
+    before = build_world.cache_info()
+    env = get_family("planning").environment(planning[0])
+    assert build_world.cache_info().hits == before.hits + 1
+    assert env.world is build_world(WorldParams(**planning[0].settings["world"]))
+
+    corpus = load_tasks("corpus")[:1]
+    get_family("corpus").warm(corpus)
+    index = corpus_family._INDEX["index"]
+    assert get_family("corpus").environment(corpus[0]).index is index

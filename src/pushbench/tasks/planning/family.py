@@ -10,6 +10,7 @@ near misses that break one requirement each.
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections import Counter
 from dataclasses import asdict
@@ -149,9 +150,9 @@ class PlanningFamily:
 
     def warm(self, tasks: list[TaskSpec]) -> None:
         """Build the worlds of these tasks and their digests (the runner, before forking)."""
-        from pushbench.tasks.planning.env import PlanningEnv  # noqa: F401  (its imports, once)
         from pushbench.tasks.planning.world import WorldParams, build_world
 
+        importlib.import_module("pushbench.tasks.planning.env")  # the tools' imports, once
         for params in {WorldParams(**t.settings["world"]) for t in tasks}:
             build_world(params).digest()
 
