@@ -257,8 +257,10 @@ def thread_id_for(env: Environment, policy: Policy, controller: Controller, memo
 
 
 def _invoke(graph: Any, value: Any, config: dict[str, Any], ep: Episode) -> None:
+    # "sync": each checkpoint is saved in this thread before the next step; the "async" default
+    # hands every save to a background thread, whose handoff cost more CPU than the save itself
     try:
-        graph.invoke(value, config, context=ep)
+        graph.invoke(value, config, context=ep, durability="sync")
     except PolicyStop as stop:  # the model cannot go on: the episode ends with its reason
         stopped(ep.run, ep.memory, stop)
 

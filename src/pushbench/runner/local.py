@@ -27,6 +27,7 @@ from pushbench.runner.files import read_done, sort_jsonl
 from pushbench.runner.lock import run_lock
 from pushbench.runner.grid import EpisodeSpec, Grid
 from pushbench.runner.ray_exec import check_executor, iter_ray_rows
+from pushbench.runner.warm import warm_up
 from pushbench.tasks.base import TaskSpec
 
 
@@ -88,6 +89,7 @@ def _results(jobs: list[tuple], workers: int) -> Iterator[dict[str, Any]]:
     if workers <= 1 or len(jobs) <= 1:
         yield from map(_worker, jobs)
         return
+    warm_up(jobs)  # once here, not once per worker
     with mp.get_context("fork").Pool(workers) as pool:
         yield from pool.imap_unordered(_worker, jobs, chunksize=1)
 

@@ -226,3 +226,48 @@ def test_comment_between_signature_and_docstring_is_not_header(tmp_path: Path) -
     unit = units["Item.from_parent"]
     assert unit.doc == "The public named constructor."
     assert unit.header[-1] == (6, '    ) -> "Item":')
+
+
+def test_definitions_under_every_compound_statement_are_units(tmp_path: Path) -> None:
+    units = units_of(tmp_path, '''\
+        import contextlib
+
+        with contextlib.suppress(ImportError):
+            def in_with():
+                return 1
+
+        for _ in range(1):
+            def in_for():
+                return 2
+        else:
+            def in_for_else():
+                return 3
+
+        while False:
+            def in_while():
+                return 4
+
+        match 1:
+            case 1:
+                def in_case():
+                    return 5
+
+        try:
+            pass
+        except* ValueError:
+            def in_except_star():
+                return 6
+        finally:
+            def in_finally():
+                return 7
+
+        async def outer():
+            async with contextlib.nullcontext():
+                async for _ in aiter([]):
+                    def in_async_for():
+                        return 8
+
+        x = [lambda: 9]  # a lambda is no unit
+        ''')
+    assert set(units) == {"in_with", "in_for", "in_for_else", "in_while", "in_case", "in_except_star",
+                          "in_finally", "outer", "outer.in_async_for"}

@@ -122,19 +122,28 @@ class CorpusFamily:
                 "confidence": confidence,
                 "calibration_error": round(abs(float(confidence) - float(correct)), 6) if answer else None}
 
+    def warm(self, tasks: list[TaskSpec]) -> None:
+        """Build the corpus index (the runner, before forking)."""
+        _index()
+
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:
-        from pushbench.tasks.corpus.build import read_corpus
         from pushbench.tasks.corpus.env import CorpusEnv
-        from pushbench.tasks.corpus.index import index_for
 
         hidden = load_hidden("corpus", task.task_id, hidden_root)
         valid = frozenset(hidden["valid"])
         verifier = Verifier(task.task_id, task.target, valid.__contains__, sink=sink)
-        index = _INDEX.get("index")
-        if index is None:
-            index = _INDEX["index"] = index_for(corpus_path(), read_corpus(corpus_path()))
-        return CorpusEnv(task, verifier, index, set(hidden["evidence"].values()))
+        return CorpusEnv(task, verifier, _index(), set(hidden["evidence"].values()))
+
+
+def _index() -> Any:
+    from pushbench.tasks.corpus.build import read_corpus
+    from pushbench.tasks.corpus.index import index_for
+
+    index = _INDEX.get("index")
+    if index is None:
+        index = _INDEX["index"] = index_for(corpus_path(), read_corpus(corpus_path()))
+    return index
 
 
 _INDEX: dict[str, Any] = {}  # the process's index (building it takes about 2 s)

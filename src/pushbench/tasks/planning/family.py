@@ -10,6 +10,7 @@ near misses that break one requirement each.
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections import Counter
 from dataclasses import asdict
@@ -146,6 +147,14 @@ class PlanningFamily:
                 "commonsense_failed": "+".join(failed_sense),
                 "precondition_rejections": sum(1 for e in calls if (e.get("info") or {}).get("rejection")),
                 "check_calls": sum(1 for e in calls if e["tool"] == "check" and e["ok"])}
+
+    def warm(self, tasks: list[TaskSpec]) -> None:
+        """Build the worlds of these tasks and their digests (the runner, before forking)."""
+        from pushbench.tasks.planning.world import WorldParams, build_world
+
+        importlib.import_module("pushbench.tasks.planning.env")  # the tools' imports, once
+        for params in {WorldParams(**t.settings["world"]) for t in tasks}:
+            build_world(params).digest()
 
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:

@@ -14,6 +14,9 @@ from pathlib import Path
 
 _WORD = re.compile(r"[A-Za-z]+|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# statements with a body of statements: only these can hold a def or class besides the module
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.Match,
+             ast.excepthandler, ast.match_case)
 
 
 @lru_cache(maxsize=200_000)
@@ -21,11 +24,16 @@ def tokenize(text: str) -> tuple[str, ...]:
     """Lower-case word tokens; snake_case and CamelCase words are split into their parts."""
     out: list[str] = []
     for word in _WORD.findall(text.replace("_", " ")):
-        parts = _CAMEL.findall(word)
-        out.extend(p.lower() for p in parts)
-        if len(parts) > 1:
-            out.append(word.lower())
+        out.extend(_word_tokens(word))
     return tuple(out)
+
+
+@lru_cache(maxsize=200_000)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """One word's tokens: its CamelCase parts, then the whole word when it has several."""
+    parts = _CAMEL.findall(word)
+    lowered = tuple(p.lower() for p in parts)
+    return lowered + (word.lower(),) if len(parts) > 1 else lowered
 
 
 @dataclass
@@ -99,7 +107,7 @@ def units_of_file(path: Path, rel: str) -> list[CodeUnit]:
                 qual = prefix + child.name
                 units.append(_make_unit(rel, qual, child, lines))
                 walk(child, qual + ".")
-            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):  # under if/try/with/for
+            elif isinstance(child, _COMPOUND):  # under if/try/with/for (simple statements hold no def)
                 walk(child, prefix)
 
     walk(tree, "")

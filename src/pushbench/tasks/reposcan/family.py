@@ -115,6 +115,12 @@ class RepoScanFamily:
 
         return {"repeated_searches": repeated_searches(events), "status_calls": tool_calls(events, "status")}
 
+    def warm(self, tasks: list[TaskSpec]) -> None:
+        """Build the code search of every snapshot these tasks search (the runner, before forking)."""
+        for repo, results, size in sorted({(t.repo, t.settings["max_results"], t.settings["page_size"])
+                                           for t in tasks}):
+            search_for(snapshot_dir(repo, config.SNAPSHOT_SRC), results, size)
+
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:
         from pushbench.tasks.reposcan.env import RepoScanEnv
