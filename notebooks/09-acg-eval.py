@@ -104,7 +104,7 @@ show_figure(plot_structure(structure), out, "fig2_structure")
 # different trajectory groups: length reflects task difficulty and the agent's behaviour both.
 
 # %%
-show_figure(plot_length(curves), out, "fig3_success_vs_length")
+show_figure(plot_length(curves, episodes), out, "fig3_success_vs_length")
 
 # %%
 save_table(bands, out, "fig3_length_bands", f"Fig. 3 (SimLM): raw success within realised-length bands ({note}).")
