@@ -110,6 +110,7 @@ def read_table(folder: Path, name: str, title: str = "SimLM") -> pd.DataFrame:
 
 
 def test_the_acg_notebooks_write_what_they_promise_from_the_reduced_results(copy: Path) -> None:
+    """After the first test's `dvc repro`: every file each ACG notebook promises, from the reduced grid."""
     params = yaml.safe_load((copy / "params.yaml").read_text())
     for notebook in ACG_TABLES:
         folder = copy / "paper_figures" / notebook
