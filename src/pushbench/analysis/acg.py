@@ -18,8 +18,9 @@ from pushbench.figures import label_models, model_order
 METHODS = ["full", "summary", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
 METHOD_COLORS = {"full": "#8c8c8c", "summary": "#937860", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}
 FAMILY_ORDER = ["reposcan", "dataops", "swe"]
-METHOD_COLUMNS = ["family", "model", "memory", "success", "success_sd", "median_llm_calls", "median_tokens", "llm_calls",
-                  "tokens", "input_tokens", "output_tokens", "tokens_per_success", "false_completion", "episodes"]
+METHOD_COLUMNS = ["family", "model", "memory", "success", "success_sd", "median_llm_calls", "median_tokens",
+                  "llm_calls", "tokens", "input_tokens", "output_tokens", "tokens_per_success", "false_completion",
+                  "episodes"]
 
 
 def method_rows(episodes: pd.DataFrame) -> pd.DataFrame:

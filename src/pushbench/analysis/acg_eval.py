@@ -218,5 +218,6 @@ def deltas_vs_full(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Da
     return ordered(pd.DataFrame(rows, columns=[*GROUP, "delta", "ci_low", "ci_high", "pairs", "noise_floor"]))
 
 
-__all__ = ["FAMILIES", "MIN_SEGMENT_TASKS", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full", "eval_rows",
-           "length_bands", "length_curves", "matched", "seed_table", "shared_families", "structure_table", "success_table"]
+__all__ = ["FAMILIES", "MIN_SEGMENT_TASKS", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full",
+           "eval_rows", "length_bands", "length_curves", "matched", "seed_table", "shared_families", "structure_table",
+           "success_table"]
