@@ -100,11 +100,12 @@ show_figure(plot_structure(structure), out, "fig2_structure")
 # ## Fig. 3: success vs realised execution length
 # Realised length is the episode's recorded external actions. Five-action bins, count-weighted
 # Gaussian smoothing (bandwidth 7 actions) within segments of at least 3 consecutive non-empty
-# bins and 30 tasks; intervals are pointwise and uncorrected for smoothing bias. These compare
-# different trajectory groups: length reflects task difficulty and the agent's behaviour both.
+# bins and 30 tasks (a panel with no such segment says so); intervals are pointwise and uncorrected
+# for smoothing bias. These compare different trajectory groups: length reflects task difficulty
+# and the agent's behaviour both.
 
 # %%
-show_figure(plot_length(curves), out, "fig3_success_vs_length")
+show_figure(plot_length(curves, episodes), out, "fig3_success_vs_length")
 
 # %%
 save_table(bands, out, "fig3_length_bands", f"Fig. 3 (SimLM): raw success within realised-length bands ({note}).")

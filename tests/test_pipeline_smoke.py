@@ -1,8 +1,9 @@
 """Smoke run of the whole DVC pipeline (same stages, reduced params) in a temporary copy.
 
 Snapshots are fetched with pip (the one network use), manifests built, every experiment run on two
-tasks with one seed, results aggregated, and one notebook executed by papermill. A second
-`dvc repro` must then report nothing to do.
+tasks with one seed, results aggregated, and three notebooks executed by papermill: the first
+(calibration) and the ACG ones (07-acg, 09-acg-eval), which must write every table and figure they
+promise from these tiny results. A second `dvc repro` must then report nothing to do.
 """
 
 from __future__ import annotations
@@ -14,11 +15,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.network]
+NOTEBOOKS = ("00-calibration", "07-acg", "09-acg-eval")  # the first, and the ACG notebooks
+# what each ACG notebook promises: tables (CSV + Markdown) and figures (PNG + PDF)
+ACG_TABLES = {"07-acg": ["acg_methods", "acg_evidence_recall"],
+              "09-acg-eval": ["table1_success", "table1_average", "table1_average_shared", "fig2_structure",
+                              "fig3_length_bands", "cost_calls_tokens", "table2_diagnostics", "table3_continuation",
+                              "table3_continuation_failed", "deltas_vs_full"]}  # + pass_k_seed_spread with >= 2 seeds
+ACG_FIGURES = {"07-acg": ["acg_success_by_method", "acg_recall_vs_length"],
+               "09-acg-eval": ["fig2_structure", "fig3_success_vs_length"]}
 
 
 def tracked_files() -> list[str]:
@@ -27,9 +37,10 @@ def tracked_files() -> list[str]:
 
 
 def reduce(params: dict) -> dict:
+    # memories stay whole: the ACG notebooks compare every method (full, summary, memgpt, langgraph-store, acg)
     for spec in params["experiments"].values():
         spec.update(seeds=1, limit=2, models=spec["models"][:1], controllers=spec["controllers"][:2])
-    params["notebooks"] = params["notebooks"][:1]
+    params["notebooks"] = [n for n in params["notebooks"] if n in NOTEBOOKS]
     if "blackbox" in params:
         params["blackbox"].update(tasks=2, agents=params["blackbox"]["agents"][:1])
     params["stats"]["n_resamples"] = 200
@@ -83,6 +94,48 @@ def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> N
     forced = dvc(copy, "repro", "-f", "-s", f"runs@{experiment}", f"notebooks@{notebook}")
     assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
     assert (copy / "dvc.lock").read_text() == lock
+
+
+def methods_run(params: dict, families: set[str]) -> set[tuple[str, str]]:
+    """(family, memory) of every method (a memory under the standard controller, native backend) run."""
+    return {(spec["family"], memory) for spec in params["experiments"].values() if spec["family"] in families
+            and "standard" in spec["controllers"] and "native" in spec["backends"] for memory in spec["memories"]}
+
+
+def read_table(folder: Path, name: str, title: str = "SimLM") -> pd.DataFrame:
+    """A saved table's rows, once its Markdown caption says whose numbers they are."""
+    caption = (folder / f"{name}.md").read_text(encoding="utf-8").splitlines()[0]
+    assert title in caption, (name, caption)
+    return pd.read_csv(folder / f"{name}.csv")
+
+
+def test_the_acg_notebooks_write_what_they_promise_from_the_reduced_results(copy: Path) -> None:
+    """After the first test's `dvc repro`: every file each ACG notebook promises, from the reduced grid."""
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    for notebook in ACG_TABLES:
+        folder = copy / "paper_figures" / notebook
+        assert (copy / "data/notebooks" / f"{notebook}.ipynb").is_file()
+        promised = {f"{t}.{e}" for t in ACG_TABLES[notebook] for e in ("csv", "md")}
+        promised |= {f"{f}.{e}" for f in ACG_FIGURES[notebook] for e in ("png", "pdf")}
+        assert {p.name for p in folder.iterdir()} == promised, notebook  # one seed: no pass^k table
+        for figure in ACG_FIGURES[notebook]:
+            assert (folder / f"{figure}.png").read_bytes()[:4] == b"\x89PNG"
+            assert (folder / f"{figure}.pdf").read_bytes()[:5] == b"%PDF-"
+    acg = copy / "paper_figures/07-acg"
+    methods = read_table(acg, "acg_methods")
+    assert set(zip(methods.family, methods.memory)) == methods_run(params, {"reposcan", "dataops", "swe"})
+    assert set(methods.model) == {params["experiments"]["reposcan-acg"]["models"][0]} and (methods.episodes == 2).all()
+    recall = read_table(acg, "acg_evidence_recall", title="no model")  # replayed traces: model-free
+    families = {params["experiments"][run]["family"] for run in params["recall"]["runs"]}
+    assert set(zip(recall.family, recall.memory)) == {(f, m) for f in families for m in params["recall"]["memories"]}
+    assert (recall.decisions > 0).all()
+    evaluation = copy / "paper_figures/09-acg-eval"
+    table1 = read_table(evaluation, "table1_success")
+    assert set(zip(table1.family, table1.memory)) == methods_run(params, {"planning", "corpus", "sweissues"})
+    assert (table1.tasks == 2).all() and table1["rank"].between(1, 5).all()
+    assert read_table(evaluation, "deltas_vs_full").noise_floor.isna().all()  # one seed: no noise floor
+    for name in set(ACG_TABLES["09-acg-eval"]) - {"table1_success", "deltas_vs_full"}:
+        read_table(evaluation, name)
 
 
 def stale_after_editing(copy: Path, rel: str) -> set[str]:

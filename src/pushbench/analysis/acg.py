@@ -19,6 +19,9 @@ METHODS = ["full", "summary", "memgpt", "langgraph-store", "acg"]  # the plain t
 METHOD_COLORS = {"full": "#8c8c8c", "summary": "#937860", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}
 FAMILY_ORDER = ["reposcan", "dataops", "swe"]
 RECALL_FAMILIES = [*FAMILY_ORDER, "sweissues", "planning", "corpus"]  # the recall stage also replays 09's families
+METHOD_COLUMNS = ["family", "model", "memory", "success", "success_sd", "median_llm_calls", "median_tokens",
+                  "llm_calls", "tokens", "input_tokens", "output_tokens", "tokens_per_success", "false_completion",
+                  "episodes"]
 
 
 def method_rows(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -39,9 +42,9 @@ def method_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Data
                      "input_tokens": group.input_tokens.mean(), "output_tokens": group.output_tokens.mean(),
                      "tokens_per_success": tokens.sum() / max(1, int(group.success.sum())),
                      "false_completion": group.false_completion.mean(), "episodes": len(group)})
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows, columns=METHOD_COLUMNS)
     if table.empty:
-        return table
+        return table.assign(flag=pd.Series(dtype=str))
     return _ordered(with_flags(table, method_rows(episodes), ["family", "model", "memory"]))
 
 
@@ -82,7 +85,7 @@ def recall_curve(recall: pd.DataFrame) -> pd.DataFrame:
 
 def with_recall(table: pd.DataFrame, recall: pd.DataFrame) -> pd.DataFrame:
     """The method table with each (family, memory)'s evidence recall (model-free, from the replays)."""
-    if recall.empty:
+    if recall.empty or table.empty:
         return table.assign(evidence_recall=np.nan)
     share = recall_table(recall)[["family", "memory", "evidence_recall"]]
     return table.merge(share, on=["family", "memory"], how="left")
@@ -91,7 +94,10 @@ def with_recall(table: pd.DataFrame, recall: pd.DataFrame) -> pd.DataFrame:
 def plot_methods(table: pd.DataFrame) -> plt.Figure:
     """Success per family (panels) and model (groups) for each method (bars, ± SD)."""
     families = [f for f in FAMILY_ORDER if f in set(table.family)]
-    fig, axes = plt.subplots(1, len(families), figsize=(3.4 * len(families), 3.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, max(1, len(families)), figsize=(3.4 * max(1, len(families)), 3.2), sharey=True,
+                             squeeze=False)
+    if not families:
+        _say(axes[0][0], "no episodes under the standard controller")
     for ax, family in zip(axes[0], families):
         part = table[table.family == family]
         models = model_order(list(part.model))
@@ -106,7 +112,7 @@ def plot_methods(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(family, fontsize=9)
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel("success rate (± task-bootstrap SD)")
-    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend(axes)
     fig.suptitle(f"Memories under the standard controller — {label_models(list(table.model))}", fontsize=9)
     fig.tight_layout()
     return fig
@@ -119,8 +125,10 @@ def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
     cols = max(1, min(3, len(families)))
     rows_n = max(1, -(-len(families) // cols))
     fig, axes = plt.subplots(rows_n, cols, figsize=(3.4 * cols, 3.0 * rows_n), sharey=True, squeeze=False)
-    for ax in axes.flat[len(families):]:
+    for ax in axes.flat[max(1, len(families)):]:
         ax.set_visible(False)
+    if not families:
+        _say(axes[0][0], "no replayed decisions")
     for ax, family in zip(axes.flat, families):
         part = curve[curve.family == family]
         for memory in METHODS:
@@ -134,7 +142,18 @@ def plot_recall_vs_length(curve: pd.DataFrame) -> plt.Figure:
         ax.set_ylim(0, 1.05)
     for row in axes:
         row[0].set_ylabel("evidence recall")
-    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend(axes)
     fig.suptitle("Evidence recall of each memory's view (no model: replayed traces)", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _say(ax: plt.Axes, text: str) -> None:
+    """A panel with nothing to draw says why, instead of showing empty axes."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#555555")
+
+
+def _legend(axes: np.ndarray) -> None:
+    """The methods' legend beside the last panel, when any method was drawn."""
+    if any(ax.get_legend_handles_labels()[0] for ax in axes.flat):
+        axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

@@ -23,6 +23,7 @@ GROUP = [*SETTING, "memory"]
 # each family's task structure (Fig. 2): the scored rows' columns (the families' episode_metrics)
 STRUCTURE = {"planning": ["planning_kind", "level"], "corpus": ["n_clues"], "sweissues": ["n_hunks"]}
 Z95 = 1.959963984540054
+MIN_SEGMENT_TASKS = 30  # Fig. 3 keeps a length segment only if it holds this many tasks (App. B.3)
 
 
 def eval_rows(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -142,7 +143,7 @@ LENGTH_COLUMNS = [*GROUP, *stats.SVL_COLUMNS]
 
 
 def length_curves(episodes: pd.DataFrame, bin_width: float = 5, bandwidth: float = 7.0,
-                  min_bins: int = 3, min_tasks: int = 30) -> pd.DataFrame:
+                  min_bins: int = 3, min_tasks: int = MIN_SEGMENT_TASKS) -> pd.DataFrame:
     """Fig. 3: smoothed success vs realised execution length (recorded external actions,
     ``steps``) per family, model and method (``stats.success_vs_length``: App. B.3's settings)."""
     frames = []
@@ -217,5 +218,6 @@ def deltas_vs_full(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Da
     return ordered(pd.DataFrame(rows, columns=[*GROUP, "delta", "ci_low", "ci_high", "pairs", "noise_floor"]))
 
 
-__all__ = ["FAMILIES", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full", "eval_rows", "length_bands",
-           "length_curves", "matched", "seed_table", "shared_families", "structure_table", "success_table"]
+__all__ = ["FAMILIES", "MIN_SEGMENT_TASKS", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full",
+           "eval_rows", "length_bands", "length_curves", "matched", "seed_table", "shared_families", "structure_table",
+           "success_table"]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench.analysis.acg import METHOD_COLORS, METHODS
-from pushbench.analysis.acg_eval import FAMILIES
+from pushbench.analysis.acg_eval import FAMILIES, MIN_SEGMENT_TASKS
 from pushbench.figures import label_models, model_order
 
 
@@ -17,7 +17,14 @@ def _grid(table: pd.DataFrame, width: float, height: float) -> tuple[plt.Figure,
     models = model_order(list(table.model))
     fig, axes = plt.subplots(max(1, len(models)), max(1, len(families)), figsize=(width * max(1, len(families)),
                              height * max(1, len(models))), sharey=True, squeeze=False)
+    if not families:
+        _say(axes[0][0], "no episodes of " + ", ".join(FAMILIES))
     return fig, axes, families, models
+
+
+def _say(ax: plt.Axes, text: str) -> None:
+    """A panel with nothing to draw says why, instead of showing empty axes."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=7, color="#555555")
 
 
 def _finish(fig: plt.Figure, axes: np.ndarray, models: list[str], ylabel: str, title: str) -> plt.Figure:
@@ -44,6 +51,8 @@ def plot_structure(table: pd.DataFrame) -> plt.Figure:
             ax = axes[i][j]
             part = table[(table.family == family) & (table.model == model)]
             shown = [m for m in METHODS if m in set(part.memory)]
+            if not shown:
+                _say(ax, "not run")
             for k, memory in enumerate(shown):
                 rows = part[part.memory == memory].set_index("structure").reindex(groups)
                 x = np.arange(len(groups)) + (k - (len(shown) - 1) / 2) * 0.12
@@ -57,14 +66,19 @@ def plot_structure(table: pd.DataFrame) -> plt.Figure:
                    f"Success by task structure — {label_models(list(table.model))}")
 
 
-def plot_length(curves: pd.DataFrame) -> plt.Figure:
+def plot_length(curves: pd.DataFrame, episodes: pd.DataFrame | None = None,
+                min_tasks: int = MIN_SEGMENT_TASKS) -> plt.Figure:
     """Fig. 3: smoothed success vs realised actions, one line per method and kept segment, with
-    its pointwise interval (uncorrected for smoothing bias)."""
-    fig, axes, families, models = _grid(curves, 3.6, 2.5)
+    its pointwise interval (uncorrected for smoothing bias). One panel per family and model of
+    ``episodes`` (default: of the curves); a panel whose groups kept no segment says so."""
+    fig, axes, families, models = _grid(curves if episodes is None else episodes, 3.6, 2.5)
     for j, family in enumerate(families):
         for i, model in enumerate(models):
             ax = axes[i][j]
             part = curves[(curves.family == family) & (curves.model == model)]
+            if part.empty:
+                ran = episodes is None or ((episodes.family == family) & (episodes.model == model)).any()
+                _say(ax, f"no segment reaches {min_tasks} tasks" if ran else "not run")
             for memory in [m for m in METHODS if m in set(part.memory)]:
                 for n, (_, seg) in enumerate(part[part.memory == memory].groupby("segment", sort=True)):
                     color = METHOD_COLORS[memory]
