@@ -149,8 +149,8 @@ show_table(continuation_failed)
 # %% [markdown]
 # ## Paired deltas against `full`, with the noise floor
 # Method − `full` success, matched by task and seed, with a 95% task-cluster bootstrap interval.
-# `noise_floor` is the larger seed-to-seed SD of the two methods' success; it is empty while these
-# grids run one seed (pass^k and the seed spread need at least two).
+# `noise_floor` is the larger seed-to-seed SD of the two methods' success; it is empty for a grid
+# that runs one seed (pass^k and the seed spread need at least two).
 
 # %%
 save_table(deltas, out, "deltas_vs_full",
