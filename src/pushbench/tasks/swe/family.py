@@ -174,10 +174,8 @@ class SweFamily:
 
 
 def _function_lines(unit: UnitFault, snapshot_root: Path | None) -> int:
-    import ast
-
-    from pushbench.tasks.swe.faults import function_named
+    from pushbench.tasks.swe.faults import function_named, parse_python
 
     text = ((snapshot_root or config.SNAPSHOT_SRC) / unit.repo / unit.path).read_text(encoding="utf-8")
-    func = function_named(ast.parse(text), unit.function)
+    func = function_named(parse_python(text), unit.function)
     return (func.end_lineno - func.lineno + 1) if func else 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -54,6 +55,15 @@ class FunctionSource:
     lineno: int  # first line of the def (decorators excluded)
     end_lineno: int
     node: ast.AST
+
+_PARSING = threading.Lock()
+
+
+def parse_python(text: str) -> ast.Module:
+    """``ast.parse`` one thread at a time: CPython 3.11.7's parser can fail with "AST constructor
+    recursion depth mismatch" when threads parse at once (the manifests build checks units in threads)."""
+    with _PARSING:
+        return ast.parse(text)
 
 
 def functions(tree: ast.Module) -> list[FunctionSource]:

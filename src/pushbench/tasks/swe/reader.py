@@ -15,12 +15,11 @@ repair a reader finds within the first few tries; the oracle and SimLM use the s
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 from dataclasses import dataclass
 
-from pushbench.tasks.swe.faults import LineEdit, functions, repair_candidates
+from pushbench.tasks.swe.faults import LineEdit, functions, parse_python, repair_candidates
 
 _FRAME = re.compile(r"^([\w./-]+\.py):(\d+): in (\w+)$")
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S.*?)(?: - .*)?$")
@@ -199,7 +198,7 @@ def visible_repairs(lines: dict[int, str], name: str) -> list[LineEdit] | None:
     first, last = block
     body = [lines.get(n, "") for n in range(first, last + 1)]
     try:
-        tree = ast.parse(textwrap.dedent("\n".join(body)))
+        tree = parse_python(textwrap.dedent("\n".join(body)))
     except SyntaxError:
         return None
     found = [f for f in functions(tree) if f.qualname == name]

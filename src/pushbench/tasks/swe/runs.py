@@ -45,15 +45,17 @@ import tempfile
 import threading
 import weakref
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 from pushbench import config
 from pushbench.sandbox import (JAIL, SANDBOX_VERSION, Bind, Limits, clean_env, encode_text, require_jail,
                                resolve_inside, run_jailed, run_sandboxed, write_bytes_atomic)
+from pushbench.sandbox.forkserver import ForkServer, fork_server_enabled, start_server
 from pushbench.sandbox.jail import VENV, interpreter
 
-CACHE_VERSION = 6  # 6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
+CACHE_VERSION = 7  # 7: runs forked from a per-workspace server in the jail (6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
 TEST_ROOTS = ("tests/", "testing/")  # reset to the snapshot before every check, like test config below
@@ -69,6 +71,7 @@ _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _TEMPNAME = re.compile(r"\btmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp/mkstemp's random names
 EDIT_EPOCH = 100_000_000  # mtimes of tool-written files count up from here (1973: no sdist file has it)
 _WARMING = threading.Lock()
+MAX_SERVER_FAILURES = 2  # a workspace whose server would not start this often runs plain jails
 WARM_SCRIPT = ("import compileall, subprocess, sys\n"
                "for folder in sys.argv[2:]:\n"
                "    compileall.compile_dir(folder, quiet=2)\n"
@@ -113,6 +116,7 @@ class Workspace:
         self.home = self.base / "home"
         self.bytecode = shared or self.base / "bytecode"  # outside the copy
         self.root.mkdir()
+        self.home.mkdir()
         self.bytecode.mkdir(exist_ok=True)
         for name in COPIED:
             source = self.pristine / name
@@ -122,8 +126,10 @@ class Workspace:
                 shutil.copy2(source, self.root / name)
         self.written: dict[str, str] = {}  # every file the tools wrote, with its current text
         self._writes = 0
+        self._servers: list[ForkServer] = []  # the jailed fork server, once a run started it
+        self._server_failures = 0
         # removed on close(), on garbage collection or at interpreter exit, whichever comes first
-        self._finalizer = weakref.finalize(self, _remove, self.base)
+        self._finalizer = weakref.finalize(self, _remove, self.base, self._servers)
         self._stamps = self._scan()
         self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
 
@@ -216,6 +222,20 @@ class Workspace:
             outer.update(hashlib.sha256(path.read_bytes()).digest())
         return outer.hexdigest()
 
+    def fork_server(self) -> ForkServer | None:
+        """This copy's jailed fork server (started on first use, replaced when it retired itself)."""
+        if self._servers and self._servers[0].alive:
+            return self._servers[0]
+        self._servers.clear()
+        if self._server_failures >= MAX_SERVER_FAILURES or not fork_server_enabled():
+            return None
+        server = start_server(_run_binds(self), _server_env(self), _preload(self))
+        if server is None:
+            self._server_failures += 1
+            return None
+        self._servers.append(server)
+        return server
+
     @property
     def closed(self) -> bool:
         return not self._finalizer.alive
@@ -281,7 +301,9 @@ def _is_test_file(rel: str) -> bool:
     return rel.startswith(TEST_ROOTS) or rel.rsplit("/", 1)[-1] == "conftest.py" or rel in TEST_CONFIG
 
 
-def _remove(base: Path) -> None:
+def _remove(base: Path, servers: list[ForkServer]) -> None:
+    for server in servers:
+        server.close()
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -334,9 +356,7 @@ def _cache_key(ws: Workspace, nodeids: list[str]) -> str:
 
 
 def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
-    if ws.home.exists():
-        shutil.rmtree(ws.home)
-    ws.home.mkdir()
+    _empty(ws.home)  # emptied, not replaced: a fork server's jail has this very folder bound
     result = _run_jailed(ws, nodeids, limits) if ws.jailed else _run_weak(ws, nodeids, limits)
     ws.restore()  # a test that wrote into the copy (e.g. opened a data file for writing) is undone
     output = sanitize(result.output, ws)
@@ -350,11 +370,68 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
 
 def _run_jailed(ws: Workspace, nodeids: list[str], limits: Limits):
     python, _ = interpreter()
+    server = ws.fork_server()
+    if server is not None:
+        argv = pytest_argv(nodeids, python)[3:]  # after "python -m pytest"
+        result = server.run("pytest", argv, IN_REPO, _jail_env(ws), _pythonpath(ws), limits)
+        if result is not None:
+            return result
+    return run_jailed(pytest_argv(nodeids, python), _run_binds(ws), IN_REPO, _jail_env(ws), limits)
+
+
+def _run_binds(ws: Workspace) -> list[Bind]:
     binds = [Bind(ws.root, IN_REPO, writable=True), Bind(ws.home, IN_HOME, writable=True),
              Bind(ws.bytecode, IN_BYTECODE)]
     if ws.runner is not None and ws.runner.is_dir():
         binds.append(Bind(ws.runner, IN_PYTEST))
-    return run_jailed(pytest_argv(nodeids, python), binds, IN_REPO, _jail_env(ws), limits)
+    return binds
+
+
+def _pythonpath(ws: Workspace) -> list[str]:
+    return _jail_env(ws)["PYTHONPATH"].split(os.pathsep)
+
+
+def _server_env(ws: Workspace) -> dict[str, str]:
+    """The fork server's environment: a run's, but only trusted code (the runner) on PYTHONPATH."""
+    env = _jail_env(ws)
+    trusted = [p for p in _pythonpath(ws) if p == IN_PYTEST]
+    env.pop("PYTHONPATH")
+    if trusted:
+        env["PYTHONPATH"] = os.pathsep.join(trusted)
+    return env
+
+
+def _preload(ws: Workspace) -> str:
+    """What the server imports before forking: the runner, or (for pytest itself, the code under test)
+    the standard-library and venv modules the pinned pytest imports, none of the copy's own."""
+    if ws.runner is not None:
+        return "pytest"
+    own = {p.name.removesuffix(".py") for p in (ws.pristine / "src").iterdir()} | {"pytest", "_pytest", "py"}
+    return json.dumps([m for m in _runner_imports(ws.pristine / "src", ws.bytecode)
+                       if m.split(".")[0] not in own and m != "__main__"])
+
+
+@lru_cache(maxsize=4)
+def _runner_imports(runner: Path, bytecode: Path) -> tuple[str, ...]:
+    """The modules ``import pytest`` loads from ``runner`` (a trusted, pristine pytest), probed in a jail."""
+    python, _ = interpreter()
+    env = clean_env(Path(IN_HOME), [Path(IN_PYTEST)], bytecode_cache=Path(IN_BYTECODE))
+    script = "import json, sys, pytest; print(json.dumps(sorted(sys.modules)))"
+    result = run_jailed([python, "-c", script], [Bind(runner, IN_PYTEST), Bind(bytecode, IN_BYTECODE)], "/", env,
+                        WARM_LIMITS)
+    try:
+        return tuple(json.loads(result.output.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return ()
+
+
+def _empty(folder: Path) -> None:
+    folder.mkdir(exist_ok=True)
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 def _run_weak(ws: Workspace, nodeids: list[str], limits: Limits):

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pushbench.tasks.swe.faults import LineEdit, apply_edit, fault_sites, functions
+from pushbench.tasks.swe.faults import LineEdit, apply_edit, fault_sites, functions, parse_python
 from pushbench.tasks.swe.reader import (CUE_ORDER, Evidence, Frame, numbered, rank_repairs, read_failure,
                                         suspects, visible_repairs)
 from pushbench.sandbox import Limits
@@ -113,7 +113,7 @@ def relevant_tests(test_text: str, test_file: str, name: str) -> list[str]:
     """Test functions of the file whose source mentions ``name`` and need no slow fixture."""
     found = []
     mentions = re.compile(rf"\b{re.escape(name)}\b")
-    for node in ast.parse(test_text).body:
+    for node in parse_python(test_text).body:
         methods = [(node.name + "::", m) for m in node.body if isinstance(m, ast.FunctionDef)] \
             if isinstance(node, ast.ClassDef) and node.name.startswith("Test") else [("", node)]
         for prefix, func in methods:
@@ -178,7 +178,7 @@ def judge_candidate(ws: Workspace, path: str, qualname: str, edit: LineEdit, sel
     """(targeted tests, reader rank) if this fault makes a good unit, else None."""
     broken = apply_edit(text, edit)
     try:
-        ast.parse(broken)
+        parse_python(broken)
     except SyntaxError:
         return None
     ws.write(path, broken)
@@ -216,7 +216,7 @@ def reader_rank(evidence: Evidence, broken: str, path: str, qualname: str, edit:
 
 
 def _defined_once(text: str, name: str) -> bool:
-    return sum(1 for f in functions(ast.parse(text)) if f.qualname.rsplit(".", 1)[-1] == name) == 1
+    return sum(1 for f in functions(parse_python(text)) if f.qualname.rsplit(".", 1)[-1] == name) == 1
 
 
 def mine_repo(repo: str, seed: int, per_module: int, max_rank: int, tries_per_function: int,
@@ -231,7 +231,7 @@ def mine_repo(repo: str, seed: int, per_module: int, max_rank: int, tries_per_fu
             text = ws.read(path)
             test_text = ws.read(test_file)
             lines = text.split("\n")
-            funcs = [f for f in functions(ast.parse(text))]
+            funcs = [f for f in functions(parse_python(text))]
             random.Random(f"{seed}:{repo}:{path}").shuffle(funcs)
             kept = 0
             for func in funcs:
