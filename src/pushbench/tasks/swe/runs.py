@@ -13,7 +13,12 @@ bubblewrap jail (``pushbench.sandbox.jail``): the copy bound writable at ``/push
 (the cwd), the workspace's home folder writable beside it, ``PYTHONPATH=<copy>/src``
 (plus, for flask and requests, the pinned pytest 8.3.3 snapshot's ``src`` bound read-only as the
 runner: the venv's newer pytest cannot run flask 3.0.3's conftest), plugin autoloading off; nothing
-else of the project is visible. Without bwrap, ``Workspace()`` refuses unless
+else of the project is visible (binds and environment: ``tasks.swe.jailed``). Each workspace keeps
+one jailed fork server (``sandbox.forkserver``) that imported pytest once: a run is a child forked
+from it, with the same files, environment and limits as a fresh jail, and every process the run
+started is killed and the jail's scratch folders emptied before the next (a run that disturbs the
+server is re-done in a fresh jail; ``PUSHBENCH_SWE_FORK_SERVER=off`` always uses fresh jails). The
+home folder is emptied before every run. Without bwrap, ``Workspace()`` refuses unless
 ``PUSHBENCH_WEAK_SANDBOX=1`` chose the weaker sandbox. Output is made stable and path-free
 (timings, temp paths, object addresses removed) before anyone sees it.
 
@@ -42,43 +47,33 @@ import re
 import shutil
 import sys
 import tempfile
-import threading
 import weakref
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 from pushbench import config
-from pushbench.sandbox import (JAIL, SANDBOX_VERSION, Bind, Limits, clean_env, encode_text, require_jail,
-                               resolve_inside, run_jailed, run_sandboxed, write_bytes_atomic)
+from pushbench.sandbox import (JAIL, SANDBOX_VERSION, Limits, clean_env, encode_text, require_jail, resolve_inside,
+                               run_sandboxed, write_bytes_atomic)
 from pushbench.sandbox.forkserver import ForkServer, fork_server_enabled, start_server
-from pushbench.sandbox.jail import VENV, interpreter
+from pushbench.sandbox.jail import VENV
+from pushbench.tasks.swe.jailed import (IN_BYTECODE, IN_HOME, IN_PYTEST, IN_REPO, TEST_ROOTS, preload, pytest_argv,
+                                        run_binds, run_jailed_tests, server_env, warm_bytecode)
 
 CACHE_VERSION = 7  # 7: runs forked from a per-workspace server in the jail (6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
-TEST_ROOTS = ("tests/", "testing/")  # reset to the snapshot before every check, like test config below
 TEST_CONFIG = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini"})
 # A faulty loop dies at 160 MiB of address space (every catalogue unit's tests pass at 80 MiB): a runaway
 # (an endless generator) took a minute of a loaded core to reach the former 1 GiB, and runaways were most of
 # the SWE stages' time.
 TEST_LIMITS = Limits(cpu_seconds=120, wall_seconds=120.0, memory_bytes=160 * 1024**2)
-WARM_LIMITS = Limits(cpu_seconds=300, wall_seconds=300.0, memory_bytes=1024**3)  # trusted: the whole suite collected
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - .*)?$")
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _TEMPNAME = re.compile(r"\btmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp/mkstemp's random names
 EDIT_EPOCH = 100_000_000  # mtimes of tool-written files count up from here (1973: no sdist file has it)
-_WARMING = threading.Lock()
 MAX_SERVER_FAILURES = 2  # a workspace whose server would not start this often runs plain jails
-WARM_SCRIPT = ("import compileall, subprocess, sys\n"
-               "for folder in sys.argv[2:]:\n"
-               "    compileall.compile_dir(folder, quiet=2)\n"
-               "subprocess.call([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '--collect-only', '-q',"
-               " *sys.argv[1].split(',')])\n")
-IN_REPO, IN_HOME, IN_BYTECODE, IN_PYTEST = (f"{JAIL}/repo", f"{JAIL}/home", f"{JAIL}/bytecode",
-                                            f"{JAIL}/pytest-runner")
 
 
 @dataclass(frozen=True)
@@ -229,7 +224,7 @@ class Workspace:
         self._servers.clear()
         if self._server_failures >= MAX_SERVER_FAILURES or not fork_server_enabled():
             return None
-        server = start_server(_run_binds(self), _server_env(self), _preload(self))
+        server = start_server(run_binds(self), server_env(self), preload(self))
         if server is None:
             self._server_failures += 1
             return None
@@ -242,59 +237,6 @@ class Workspace:
 
     def close(self) -> None:
         self._finalizer()
-
-
-def warm_bytecode(ws: Workspace) -> Path:
-    """The read-only bytecode folder of ``ws``'s snapshot, filled once (see the module note)."""
-    key = json.dumps([SANDBOX_VERSION, sys.version, str(ws.pristine.resolve()), str(ws.runner),
-                      _stat_print(ws.pristine), _stat_print(ws.runner)])  # a re-extracted snapshot: new folder
-    shared = ws.pristine.parent.resolve() == config.SNAPSHOT_SRC.resolve()
-    # another snapshot root (a test's, a miner's) keeps its bytecode beside it, removed with it
-    top = config.DATA / "tmp" / "swe-bytecode" if shared else ws.pristine.parent / ".pushbench-bytecode"
-    folder = top / f"{ws.repo}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-    with _WARMING:
-        if folder.is_dir():
-            return folder
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
-            (scratch / "cache").mkdir()
-            (scratch / "home").mkdir()
-            roots = [r.rstrip("/") for r in TEST_ROOTS if (ws.pristine / r).is_dir()]
-            binds = [Bind(ws.pristine, IN_REPO), Bind(scratch / "cache", IN_BYTECODE, writable=True),
-                     Bind(scratch / "home", IN_HOME, writable=True)]
-            folders = [f"{IN_REPO}/src"]
-            if ws.runner is not None and ws.runner.is_dir():
-                binds.append(Bind(ws.runner, IN_PYTEST))
-                folders.append(IN_PYTEST)
-            env = _jail_env(ws)
-            python, _ = interpreter()
-            run_jailed([python, "-c", WARM_SCRIPT, ",".join(roots) or ".", *folders], binds, IN_REPO, env,
-                       WARM_LIMITS)
-            os.rename(scratch / "cache", folder)
-        except OSError:
-            if not folder.is_dir():
-                raise
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return folder
-
-
-def _stat_print(root: Path | None) -> str:
-    """A digest of (path, size, mtime) of the Python files under ``root``: what bytecode depends on."""
-    if root is None or not root.is_dir():
-        return ""
-    rows = sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
-                  for p in root.rglob("*.py") if p.is_file() and not p.is_symlink())
-    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
-
-
-def _jail_env(ws: Workspace) -> dict[str, str]:
-    pythonpath = [Path(IN_REPO) / "src"]
-    if ws.runner is not None and ws.runner.is_dir():
-        pythonpath.append(Path(IN_PYTEST))
-    return clean_env(Path(IN_HOME), pythonpath, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-                     bytecode_cache=Path(IN_BYTECODE))
 
 
 def _is_test_file(rel: str) -> bool:
@@ -312,11 +254,6 @@ def runner_path(repo: str, snapshot_root: Path | None = None) -> Path | None:
     if repo == "pytest":
         return None
     return (snapshot_root or config.SNAPSHOT_SRC) / "pytest" / "src"
-
-
-def pytest_argv(nodeids: Iterable[str], python: str = sys.executable) -> list[str]:
-    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", "-rA",
-            "--color=no", *nodeids]
 
 
 def run_tests(ws: Workspace, nodeids: list[str], cache: Path | None | str = "default",
@@ -357,7 +294,7 @@ def _cache_key(ws: Workspace, nodeids: list[str]) -> str:
 
 def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
     _empty(ws.home)  # emptied, not replaced: a fork server's jail has this very folder bound
-    result = _run_jailed(ws, nodeids, limits) if ws.jailed else _run_weak(ws, nodeids, limits)
+    result = run_jailed_tests(ws, nodeids, limits) if ws.jailed else _run_weak(ws, nodeids, limits)
     ws.restore()  # a test that wrote into the copy (e.g. opened a data file for writing) is undone
     output = sanitize(result.output, ws)
     if result.timed_out:
@@ -366,63 +303,6 @@ def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
     passed = (result.returncode == 0 and bool(outcomes)
               and all(v in ("PASSED", "XFAIL") for v in outcomes.values()))
     return CheckRun(passed, outcomes, output, result.returncode)
-
-
-def _run_jailed(ws: Workspace, nodeids: list[str], limits: Limits):
-    python, _ = interpreter()
-    server = ws.fork_server()
-    if server is not None:
-        argv = pytest_argv(nodeids, python)[3:]  # after "python -m pytest"
-        result = server.run("pytest", argv, IN_REPO, _jail_env(ws), _pythonpath(ws), limits)
-        if result is not None:
-            return result
-    return run_jailed(pytest_argv(nodeids, python), _run_binds(ws), IN_REPO, _jail_env(ws), limits)
-
-
-def _run_binds(ws: Workspace) -> list[Bind]:
-    binds = [Bind(ws.root, IN_REPO, writable=True), Bind(ws.home, IN_HOME, writable=True),
-             Bind(ws.bytecode, IN_BYTECODE)]
-    if ws.runner is not None and ws.runner.is_dir():
-        binds.append(Bind(ws.runner, IN_PYTEST))
-    return binds
-
-
-def _pythonpath(ws: Workspace) -> list[str]:
-    return _jail_env(ws)["PYTHONPATH"].split(os.pathsep)
-
-
-def _server_env(ws: Workspace) -> dict[str, str]:
-    """The fork server's environment: a run's, but only trusted code (the runner) on PYTHONPATH."""
-    env = _jail_env(ws)
-    trusted = [p for p in _pythonpath(ws) if p == IN_PYTEST]
-    env.pop("PYTHONPATH")
-    if trusted:
-        env["PYTHONPATH"] = os.pathsep.join(trusted)
-    return env
-
-
-def _preload(ws: Workspace) -> str:
-    """What the server imports before forking: the runner, or (for pytest itself, the code under test)
-    the standard-library and venv modules the pinned pytest imports, none of the copy's own."""
-    if ws.runner is not None:
-        return "pytest"
-    own = {p.name.removesuffix(".py") for p in (ws.pristine / "src").iterdir()} | {"pytest", "_pytest", "py"}
-    return json.dumps([m for m in _runner_imports(ws.pristine / "src", ws.bytecode)
-                       if m.split(".")[0] not in own and m != "__main__"])
-
-
-@lru_cache(maxsize=4)
-def _runner_imports(runner: Path, bytecode: Path) -> tuple[str, ...]:
-    """The modules ``import pytest`` loads from ``runner`` (a trusted, pristine pytest), probed in a jail."""
-    python, _ = interpreter()
-    env = clean_env(Path(IN_HOME), [Path(IN_PYTEST)], bytecode_cache=Path(IN_BYTECODE))
-    script = "import json, sys, pytest; print(json.dumps(sorted(sys.modules)))"
-    result = run_jailed([python, "-c", script], [Bind(runner, IN_PYTEST), Bind(bytecode, IN_BYTECODE)], "/", env,
-                        WARM_LIMITS)
-    try:
-        return tuple(json.loads(result.output.strip().splitlines()[-1]))
-    except (ValueError, IndexError):
-        return ()
 
 
 def _empty(folder: Path) -> None:

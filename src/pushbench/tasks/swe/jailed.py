@@ -1,0 +1,166 @@
+"""How a workspace's tests run in the bubblewrap jail: binds, environment, bytecode and the fork server.
+
+``runs`` (the ``Workspace`` and ``run_tests``) calls these; its module note says what each run may
+see. The jail's paths: the copy at ``IN_REPO`` (writable, the cwd), the home folder at ``IN_HOME``,
+the snapshot's read-only bytecode at ``IN_BYTECODE`` and the pinned pytest at ``IN_PYTEST``. A run is
+a child forked from the workspace's server (``sandbox.forkserver``) when one is running, else a
+fresh jail; both see the same files, environment and limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Protocol
+
+from pushbench import config
+from pushbench.sandbox import JAIL, SANDBOX_VERSION, Bind, Limits, SandboxResult, clean_env, run_jailed
+from pushbench.sandbox.jail import interpreter
+
+
+
+class Workspace(Protocol):
+    """What these functions read of a ``runs.Workspace``."""
+
+    repo: str
+    pristine: Path  # the snapshot's folder (trusted)
+    runner: Path | None  # the pinned pytest's import root, or None for pytest itself
+    root: Path  # the copy (agent-edited)
+    home: Path
+    bytecode: Path
+
+    def fork_server(self): ...
+
+TEST_ROOTS = ("tests/", "testing/")  # reset to the snapshot before every check, like test config
+WARM_LIMITS = Limits(cpu_seconds=300, wall_seconds=300.0, memory_bytes=1024**3)  # trusted: the whole suite collected
+_WARMING = threading.Lock()
+WARM_SCRIPT = ("import compileall, subprocess, sys\n"
+               "for folder in sys.argv[2:]:\n"
+               "    compileall.compile_dir(folder, quiet=2)\n"
+               "subprocess.call([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '--collect-only', '-q',"
+               " *sys.argv[1].split(',')])\n")
+IN_REPO, IN_HOME, IN_BYTECODE, IN_PYTEST = (f"{JAIL}/repo", f"{JAIL}/home", f"{JAIL}/bytecode",
+                                            f"{JAIL}/pytest-runner")
+
+
+
+def warm_bytecode(ws: Workspace) -> Path:
+    """The read-only bytecode folder of ``ws``'s snapshot, filled once (see the module note)."""
+    key = json.dumps([SANDBOX_VERSION, sys.version, str(ws.pristine.resolve()), str(ws.runner),
+                      _stat_print(ws.pristine), _stat_print(ws.runner)])  # a re-extracted snapshot: new folder
+    shared = ws.pristine.parent.resolve() == config.SNAPSHOT_SRC.resolve()
+    # another snapshot root (a test's, a miner's) keeps its bytecode beside it, removed with it
+    top = config.DATA / "tmp" / "swe-bytecode" if shared else ws.pristine.parent / ".pushbench-bytecode"
+    folder = top / f"{ws.repo}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    with _WARMING:
+        if folder.is_dir():
+            return folder
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            (scratch / "cache").mkdir()
+            (scratch / "home").mkdir()
+            roots = [r.rstrip("/") for r in TEST_ROOTS if (ws.pristine / r).is_dir()]
+            binds = [Bind(ws.pristine, IN_REPO), Bind(scratch / "cache", IN_BYTECODE, writable=True),
+                     Bind(scratch / "home", IN_HOME, writable=True)]
+            folders = [f"{IN_REPO}/src"]
+            if ws.runner is not None and ws.runner.is_dir():
+                binds.append(Bind(ws.runner, IN_PYTEST))
+                folders.append(IN_PYTEST)
+            env = jail_env(ws)
+            python, _ = interpreter()
+            run_jailed([python, "-c", WARM_SCRIPT, ",".join(roots) or ".", *folders], binds, IN_REPO, env,
+                       WARM_LIMITS)
+            os.rename(scratch / "cache", folder)
+        except OSError:
+            if not folder.is_dir():
+                raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return folder
+
+
+def _stat_print(root: Path | None) -> str:
+    """A digest of (path, size, mtime) of the Python files under ``root``: what bytecode depends on."""
+    if root is None or not root.is_dir():
+        return ""
+    rows = sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in root.rglob("*.py") if p.is_file() and not p.is_symlink())
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def jail_env(ws: Workspace) -> dict[str, str]:
+    pythonpath = [Path(IN_REPO) / "src"]
+    if ws.runner is not None and ws.runner.is_dir():
+        pythonpath.append(Path(IN_PYTEST))
+    return clean_env(Path(IN_HOME), pythonpath, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                     bytecode_cache=Path(IN_BYTECODE))
+
+
+def run_jailed_tests(ws: Workspace, nodeids: list[str], limits: Limits) -> SandboxResult:
+    python, _ = interpreter()
+    server = ws.fork_server()
+    if server is not None:
+        argv = pytest_argv(nodeids, python)[3:]  # after "python -m pytest"
+        result = server.run("pytest", argv, IN_REPO, jail_env(ws), pythonpath(ws), limits)
+        if result is not None:
+            return result
+    return run_jailed(pytest_argv(nodeids, python), run_binds(ws), IN_REPO, jail_env(ws), limits)
+
+
+def run_binds(ws: Workspace) -> list[Bind]:
+    binds = [Bind(ws.root, IN_REPO, writable=True), Bind(ws.home, IN_HOME, writable=True),
+             Bind(ws.bytecode, IN_BYTECODE)]
+    if ws.runner is not None and ws.runner.is_dir():
+        binds.append(Bind(ws.runner, IN_PYTEST))
+    return binds
+
+
+def pythonpath(ws: Workspace) -> list[str]:
+    return jail_env(ws)["PYTHONPATH"].split(os.pathsep)
+
+
+def server_env(ws: Workspace) -> dict[str, str]:
+    """The fork server's environment: a run's, but only trusted code (the runner) on PYTHONPATH."""
+    env = jail_env(ws)
+    trusted = [p for p in pythonpath(ws) if p == IN_PYTEST]
+    env.pop("PYTHONPATH")
+    if trusted:
+        env["PYTHONPATH"] = os.pathsep.join(trusted)
+    return env
+
+
+def preload(ws: Workspace) -> str:
+    """What the server imports before forking: the runner, or (for pytest itself, the code under test)
+    the standard-library and venv modules the pinned pytest imports, none of the copy's own."""
+    if ws.runner is not None:
+        return "pytest"
+    own = {p.name.removesuffix(".py") for p in (ws.pristine / "src").iterdir()} | {"pytest", "_pytest", "py"}
+    return json.dumps([m for m in _runner_imports(ws.pristine / "src", ws.bytecode)
+                       if m.split(".")[0] not in own and m != "__main__"])
+
+
+@lru_cache(maxsize=4)
+def _runner_imports(runner: Path, bytecode: Path) -> tuple[str, ...]:
+    """The modules ``import pytest`` loads from ``runner`` (a trusted, pristine pytest), probed in a jail."""
+    python, _ = interpreter()
+    env = clean_env(Path(IN_HOME), [Path(IN_PYTEST)], bytecode_cache=Path(IN_BYTECODE))
+    script = "import json, sys, pytest; print(json.dumps(sorted(sys.modules)))"
+    result = run_jailed([python, "-c", script], [Bind(runner, IN_PYTEST), Bind(bytecode, IN_BYTECODE)], "/", env,
+                        WARM_LIMITS)
+    try:
+        return tuple(json.loads(result.output.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return ()
+
+
+def pytest_argv(nodeids: Iterable[str], python: str = sys.executable) -> list[str]:
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", "-rA",
+            "--color=no", *nodeids]
