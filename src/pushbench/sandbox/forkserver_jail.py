@@ -4,7 +4,8 @@ The host starts it as ``python -c <this file's text> <preload>`` inside a bubble
 working directory is ``/`` and whose ``PYTHONPATH`` holds only trusted code (the pinned pytest
 runner, never the episode's copy). It imports ``<preload>`` once (``pytest``, or a JSON list of
 module names), prints ``ready``, then serves one JSON request per line on stdin: a forked child
-runs ``python -m <module> <args>`` semantics under the request's limits, and the reply (one JSON
+runs ``python -m <module> <args>`` under the request's limits and then exits as that interpreter
+would (atexit, thread joins, the shutdown's garbage collection), and the reply (one JSON
 line on stdout) carries its exit status and output. After every run it kills every other process
 in the jail (it is their subreaper, so it reaps them all) and empties ``/tmp`` and ``/dev/shm``;
 when anything is left over (a SysV IPC object, an undeletable file) the reply says ``clean: false``
@@ -26,7 +27,7 @@ import select  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import time  # noqa: E402
-import traceback  # noqa: E402
+import types  # noqa: E402
 
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 MAX_OUTPUT_BYTES = 200_000  # as sandbox.process: the tail beyond this is cut
@@ -51,8 +52,10 @@ def preload(spec):
             pass
 
 
-def child(request, write_fd):
-    """Become ``python -m <module> <args>`` in a fresh session, under the request's limits."""
+def become_run(request, write_fd, control):
+    """Turn this forked child into the run's process: a fresh session, the run's limits and state."""
+    for stream in control:  # closed as objects, so the interpreter's exit has nothing left to close
+        stream.close()
     os.setsid()
     for sig, handler in STARTUP_HANDLERS.items():
         signal.signal(sig, handler)
@@ -72,42 +75,26 @@ def child(request, write_fd):
     os.environ.update(request["env"])
     entries = request["pythonpath"]
     sys.path[:] = [request["cwd"], *entries, *[p for p in sys.path if p not in entries]]
-    sys.argv = ["-m", *request["args"]]
+    sys.argv = ["-m", *request["args"]]  # argv[0] becomes the module's file, as for ``python -m``
     sys.orig_argv = [sys.executable, "-m", request["module"], *request["args"]]
     if "random" in sys.modules:
         sys.modules["random"].seed()  # as a fresh interpreter seeds it
-    code = 0
+
+
+def run_as_main(module):
+    """What ``python -m module`` runs, in a fresh ``__main__``; its SystemExit (or error) then ends
+    this interpreter the normal way, so atexit, thread joins and the shutdown's collection (with its
+    ResourceWarnings) happen as in a fresh run, and an error's traceback starts where its would."""
+    sys.modules["__main__"] = types.ModuleType("__main__")
     try:
-        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-    except SystemExit as stop:
-        code = exit_code(stop.code)
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    finish(code)
-
-
-def exit_code(value):
-    if value is None:
-        return 0
-    if isinstance(value, int):
-        return value & 0xFF
-    print(value, file=sys.stderr)
-    return 1
-
-
-def finish(code):
-    """End as an interpreter's shutdown would: non-daemon threads joined, atexit run, streams flushed."""
-    try:
-        if "threading" in sys.modules:
-            sys.modules["threading"]._shutdown()
-        import atexit
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    finally:
-        os._exit(code)
+        runpy._run_module_as_main(module, alter_argv=True)
+    except SystemExit:
+        raise
+    except BaseException as error:
+        error.__traceback__ = error.__traceback__.tb_next  # from runpy's frame on, as python -m prints it
+        sys.excepthook(type(error), error, error.__traceback__)
+        sys.exit(1)
+    sys.exit(0)
 
 
 def collect(read_fd, pid, wall_seconds):
@@ -212,9 +199,10 @@ def serve(control_in, control_out):
         if pid == 0:
             try:
                 os.close(read_fd)
-                child(request, write_fd)
-            finally:
+                become_run(request, write_fd, (control_in, control_out))
+            except BaseException:
                 os._exit(70)
+            run_as_main(request["module"])
         os.close(write_fd)
         raw, status = collect(read_fd, pid, request["limits"]["wall_seconds"])
         truncated = len(raw) > MAX_OUTPUT_BYTES
