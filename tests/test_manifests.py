@@ -114,3 +114,13 @@ def test_manifest_rows_hold_no_identifiers(built_data: Path) -> None:
     for line in (built_data / "manifests" / "reposcan.jsonl").read_text(encoding="utf-8").splitlines():
         # the objective's format hint is the one '::' allowed
         assert line.count("::") == 1 and "`path/to/file.py::Class.function`" in line
+
+
+def test_the_command_answers_help_and_an_unknown_family_in_one_line(capsys) -> None:
+    from pushbench.manifests import main
+
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: python -m pushbench.manifests")
+    assert main(["reposcan", "nosuch"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: unknown task family 'nosuch'") and "\n" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from pushbench import config
@@ -31,8 +32,21 @@ def build_all(families: list[str] | None = None, data_root: Path | None = None,
     return {name: build_family(name, data_root, snapshot_root) for name in (families or sorted(FAMILIES))}
 
 
-if __name__ == "__main__":
-    import sys
+USAGE = "usage: python -m pushbench.manifests [FAMILY ...]  (default: every family: {families})"
 
-    for family, specs in build_all(sys.argv[1:] or None).items():
+
+def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE.format(families=", ".join(sorted(FAMILIES))))
+        return 0
+    unknown = [a for a in argv if a not in FAMILIES]
+    if unknown:
+        print(f"error: unknown task family {unknown[0]!r}; known: {', '.join(sorted(FAMILIES))}", file=sys.stderr)
+        return 2
+    for family, specs in build_all(argv or None).items():
         print(f"{family}: {len(specs)} tasks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
