@@ -7,7 +7,8 @@ and verified outcome. The graph state holds only serialisable data: the transcri
 small status (the controller's decision awaiting the tools, the counters, the done flag). The turn the controller
 and tools act on is parsed from the transcript's last assistant message (the transcript is the
 source of truth). The environment, policy, controller and memory live outside the state, in the
-run's ``context``.
+run's ``context``. The graph is compiled once per process and copied onto each episode's
+checkpointer.
 
 Resume: a thread whose last checkpoint is mid-episode is continued. The live objects are rebuilt
 by replaying the checkpointed transcript through the same functions with the recorded turns in
