@@ -7,7 +7,8 @@ and verified outcome. The graph state holds only serialisable data: the transcri
 small status (the controller's decision awaiting the tools, the counters, the done flag). The turn the controller
 and tools act on is parsed from the transcript's last assistant message (the transcript is the
 source of truth). The environment, policy, controller and memory live outside the state, in the
-run's ``context``.
+run's ``context``. The graph is compiled once per process and copied onto each episode's
+checkpointer.
 
 Resume: a thread whose last checkpoint is mid-episode is continued. The live objects are rebuilt
 by replaying the checkpointed transcript through the same functions with the recorded turns in
@@ -19,6 +20,7 @@ database holds only episodes in progress.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import tempfile
 import threading
@@ -127,6 +129,12 @@ def _next(state: EpisodeState) -> str:
 
 
 def build_graph(checkpointer: SqliteSaver) -> Any:
+    """The episode graph on ``checkpointer`` (a copy of the graph compiled once per process)."""
+    return _compiled().copy({"checkpointer": checkpointer})
+
+
+@functools.cache
+def _compiled() -> Any:
     graph = StateGraph(EpisodeState, context_schema=Episode)
     graph.add_node("policy", policy_node)
     graph.add_node("controller", controller_node)
@@ -135,7 +143,7 @@ def build_graph(checkpointer: SqliteSaver) -> Any:
     graph.add_edge("policy", "controller")
     graph.add_edge("controller", "tools")
     graph.add_conditional_edges("tools", _next, ["policy", END])
-    return graph.compile(checkpointer=checkpointer)
+    return graph.compile()
 
 
 # --------------------------------------------------------------------------- resume
@@ -235,20 +243,29 @@ class CheckpointSaver(SqliteSaver):
 @contextmanager
 def open_saver(path: Path | None) -> Iterator[CheckpointSaver]:
     """A SQLite checkpointer on ``path`` (a throw-away file when None)."""
-    with tempfile.TemporaryDirectory(prefix="pushbench-lg-") as tmp:
-        target = Path(path) if path is not None else Path(tmp) / CHECKPOINT_FILE
-        target.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(target), check_same_thread=False, timeout=60)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # survives a killed process; no fsync per step
-            saver = CheckpointSaver(conn)
-            try:
+    if path is None:
+        with tempfile.TemporaryDirectory(prefix="pushbench-lg-") as tmp:
+            with _saver_on(Path(tmp) / CHECKPOINT_FILE) as saver:
                 yield saver
-            finally:
-                saver.close()
+    else:
+        with _saver_on(Path(path)) as saver:
+            yield saver
+
+
+@contextmanager
+def _saver_on(target: Path) -> Iterator[CheckpointSaver]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(target), check_same_thread=False, timeout=60)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # survives a killed process; no fsync per step
+        saver = CheckpointSaver(conn)
+        try:
+            yield saver
         finally:
-            conn.close()
+            saver.close()
+    finally:
+        conn.close()
 
 
 def thread_id_for(env: Environment, policy: Policy, controller: Controller, memory: ContextBuilder,
@@ -278,10 +295,11 @@ def run_langgraph(env: Environment, policy: Policy, controller: Controller, memo
     ep = Episode(EpisodeRun(env), policy, controller, memory, env.schemas(), seed)
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 3 * (env.task.budget + 2) + 10}
     empty = False
+    fresh = checkpoint is None or not Path(checkpoint).exists()  # a new file holds no thread to resume
     with open_saver(checkpoint) as saver:
         graph = build_graph(saver)
-        snapshot = graph.get_state(config)
-        if snapshot.values:
+        snapshot = None if fresh else graph.get_state(config)
+        if snapshot is not None and snapshot.values:
             restore(ep, snapshot.values)
             # Not ``snapshot.next``: a node whose writes were saved but whose checkpoint was not
             # counts as run, so ``next`` can be empty on an unfinished episode.
