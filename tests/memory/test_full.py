@@ -106,3 +106,41 @@ def test_start_resets(memory: FullContext) -> None:
     fill(memory, 3)
     memory.start("other", "task two")
     assert memory.render(10**6) == [{"role": "system", "content": "other"}, {"role": "user", "content": "task two"}]
+
+
+def _exact_trims(events: list[Event], budgets: list[int]) -> list[list[dict]]:
+    """The views of an eager builder that counts every message exactly at ingest (the old way)."""
+    head = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    room_of = {b: b - count_message_tokens(head) for b in budgets}
+    messages: list[dict] = []
+    first, views = 0, []
+    for event, budget in zip(events, budgets):
+        messages.append(event.message)
+        shown = sum(count_message_tokens([m]) - 3 for m in messages[first:])
+        if shown > room_of[budget]:
+            goal = room_of[budget] - int(TRIM_SLACK * budget)
+            while first < len(messages) and shown > goal:
+                shown -= count_message_tokens([messages[first]]) - 3
+                first += 1
+                while first < len(messages) and messages[first].get("role") != "assistant":
+                    shown -= count_message_tokens([messages[first]]) - 3
+                    first += 1
+        views.append(head + messages[first:])
+    return views
+
+
+def test_lazy_counting_trims_exactly_where_exact_counts_trim(memory: FullContext) -> None:
+    # multi-byte text (several bytes per token) and plain words, at budgets around the point where
+    # the byte bound first exceeds the room: the views must equal those of exact counting
+    events = []
+    for i in range(30):
+        events += turn(i, words=5 + 7 * (i % 4))
+        if i % 5 == 0:
+            events.append(Event(i, "observation", {"role": "user", "content": "Grüße 東京 ∑ " * (i + 1)}))
+    budgets = [150 + 13 * (k % 9) + k * 11 for k in range(len(events))]
+    views = []
+    for event, budget in zip(events, budgets):
+        memory.ingest(event)
+        views.append(list(memory.render(budget)))
+    assert views == _exact_trims(events, budgets)
+    assert any(len(v) < 2 + k + 1 for k, v in enumerate(views))  # trimming did happen

@@ -22,6 +22,7 @@ import numpy as np
 
 WORD = re.compile(r"\w+")
 DEFAULT_DIMS = 1024
+_SLOTS: dict[int, dict[str, int]] = {}  # dims -> word -> slot, shared by every embedder of a process
 
 
 class HashingEmbedder:
@@ -31,7 +32,7 @@ class HashingEmbedder:
         if dims < 8:
             raise ValueError(f"dims must be at least 8, got {dims}")
         self.dims = dims
-        self._slots: dict[str, int] = {}
+        self._slots = _SLOTS.setdefault(dims, {})  # a pure function of (word, dims): safe to share
         self._vectors: dict[str, np.ndarray] = {}
         self._cache_size = cache_size
 

@@ -63,14 +63,18 @@ def context_views(row: dict[str, Any], trace: dict[str, Any], env: Any, window: 
     where = {id(m): i for i, m in enumerate(messages)}
     pool: list[dict[str, Any]] = []
     pooled: dict[str, int] = {}
+    # A builder shows the same message objects turn after turn (its head, a kept summary) and never
+    # edits a message it returned: each object's pool index is found once, not dumped every turn.
+    # The object is held so its id is not reused.
+    seen: dict[int, tuple[dict[str, Any], int]] = {}
     views = []
     for turn in replay(recording, MEMORIES.make(row["memory"]), window, env):
-        views.append(_encode(turn.view, where, pool, pooled))
+        views.append(_encode(turn.view, where, pool, pooled, seen))
     return views, pool
 
 
 def _encode(view: list[dict[str, Any]], where: dict[int, int], pool: list[dict[str, Any]],
-            pooled: dict[str, int]) -> list[list[int]]:
+            pooled: dict[str, int], seen: dict[int, tuple[dict[str, Any], int]]) -> list[list[int]]:
     segments: list[list[int]] = []
     for message in view:
         index = where.get(id(message))
@@ -81,11 +85,14 @@ def _encode(view: list[dict[str, Any]], where: dict[int, int], pool: list[dict[s
             else:
                 segments.append([RANGE, index, index])
             continue
-        key = json.dumps(message, sort_keys=True, default=str)
-        if key not in pooled:
-            pooled[key] = len(pool)
-            pool.append(message)
-        segments.append([POOL, pooled[key]])
+        known = seen.get(id(message))
+        if known is None:
+            key = json.dumps(message, sort_keys=True, default=str)
+            if key not in pooled:
+                pooled[key] = len(pool)
+                pool.append(message)
+            known = seen[id(message)] = (message, pooled[key])
+        segments.append([POOL, known[1]])
     return segments
 
 

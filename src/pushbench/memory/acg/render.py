@@ -24,6 +24,7 @@ from pushbench.tokens import count_message_tokens, count_tokens
 ALSO_STEPS = 4  # other occurrences named in a provenance line
 SOURCE_CHARS = 160  # of a call's arguments in a provenance line
 NEAR = 24  # tokens: an estimate this close to the budget is checked by counting the message
+_COSTS: dict[str, int] = {}  # line -> its tokens with the newline: pure, so every renderer of a process shares it
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Renderer:
     the finished message is counted exactly when the bound comes near the budget."""
 
     def __init__(self) -> None:
-        self._cost: dict[str, int] = {}
+        self._cost = _COSTS  # episodes of one task show the same lines again
         self._lines: dict[tuple[int, int, int, bool], list[str]] = {}
 
     def lines(self, unit: Unit, current_event: int, short: bool = False) -> list[str]:
