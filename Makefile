@@ -11,7 +11,7 @@ PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check --no-compile -r requirements.lock $(PIP_QUIET)  # bytecode is written on first import: only what runs is compiled (1:00 instead of 1:45)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock $(PIP_QUIET)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	command -v chromium > /dev/null || ! command -v apt-get > /dev/null || \
