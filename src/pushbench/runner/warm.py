@@ -2,7 +2,8 @@
 
 The tokenizer's vocabulary, the registered backends, controllers, memories and policies (and their
 imports: LangGraph, scikit-learn's hash for the embedding memories), and each family's shared
-indexes (``warm(tasks)``: RepoScan's code search, the corpus index, the planning world) are built
+indexes (``warm(tasks)``: RepoScan's code search, the corpus index, the planning world, the SWE
+snapshots' bytecode and fork-server probe) are built
 once in the parent; the forked workers inherit them instead of each building its own. Everything
 warmed is a cache of a pure function of its inputs, so episodes are the same bytes either way.
 """

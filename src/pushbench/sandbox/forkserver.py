@@ -1,10 +1,10 @@
 """A fork server in the bubblewrap jail: ``python -m <module>`` runs without re-importing the runner.
 
-A jailed test run spends about half its time importing pytest and the standard library before it
-imports the code under test. A ``ForkServer`` starts one long-lived jail per workspace (the same
+A jailed test run spends most of its start importing pytest, the standard library and the library's
+dependencies before it imports the code under test. A ``ForkServer`` starts one long-lived jail per workspace (the same
 binds, namespaces and environment as ``run_jailed``) whose Python process imports only trusted code
-(``preload``: the pinned pytest runner, or for the pytest repository itself the standard-library and
-venv modules pytest imports) and then forks one child per run; the child takes the run's limits,
+(``preload``: the modules a pristine run's start imports from outside the copy: the pinned pytest
+runner, the standard library, the library's venv dependencies) and then forks one child per run; the child takes the run's limits,
 environment, working directory and ``sys.path`` and runs the module as ``python -m`` would
 (``forkserver_jail``). Between runs the server kills every other process of the jail and empties its
 ``/tmp`` and ``/dev/shm``; the caller empties the home folder and restores the copy, as for a plain run.

@@ -2,8 +2,8 @@
 
 The host starts it as ``python -c <this file's text> <preload>`` inside a bubblewrap jail whose
 working directory is ``/`` and whose ``PYTHONPATH`` holds only trusted code (the pinned pytest
-runner, never the episode's copy). It imports ``<preload>`` once (``pytest``, or a JSON list of
-module names), prints ``ready``, then serves one JSON request per line on stdin: a forked child
+runner, never the episode's copy). It imports ``<preload>`` once (a JSON list of module names),
+prints ``ready``, then serves one JSON request per line on stdin: a forked child
 runs ``python -m <module> <args>`` under the request's limits and then exits as that interpreter
 would (atexit, thread joins, the shutdown's garbage collection), and the reply (one JSON
 line on stdout) carries its exit status and output. After every run it kills every other process
@@ -42,9 +42,6 @@ for _name in [m for m in sys.modules if m == "ctypes" or m.startswith("ctypes.")
 
 
 def preload(spec):
-    if spec == "pytest":
-        import pytest  # noqa: F401
-        return
     for name in json.loads(spec):
         try:
             importlib.import_module(name)

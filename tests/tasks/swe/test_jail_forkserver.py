@@ -151,3 +151,21 @@ raise RuntimeError("PROBE %s" % ("made" if made >= 0 else "refused"))
 raise RuntimeError("PROBE %s" % open("/proc/sysvipc/shm").read().count(chr(10)))
 """)
     assert probe(again) == "1"  # only the header: the new server's jail has a new IPC namespace
+
+
+def test_warming_probes_each_snapshot_once_before_the_workers_fork() -> None:
+    from pushbench import config
+    from pushbench.tasks.swe import jailed
+    from pushbench.tasks.swe.runs import warm_workspaces
+
+    if not (config.SNAPSHOT_SRC / "requests").is_dir():
+        pytest.skip("the requests snapshot is not extracted")
+    warm_workspaces(["requests"])
+    probed = jailed._trusted_imports.cache_info().misses
+    ws = Workspace("requests")
+    try:
+        names = json.loads(jailed.preload(ws))
+    finally:
+        ws.close()
+    assert jailed._trusted_imports.cache_info().misses == probed  # answered from the warm cache
+    assert "urllib3" in names and "pytest" in names and "requests" not in names  # the copy's own: never

@@ -24,7 +24,7 @@ from typing import Any
 from pushbench import config, guidance
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe.reader import read_failure
-from pushbench.tasks.swe.runs import CheckRun, Workspace, run_tests
+from pushbench.tasks.swe.runs import CheckRun, Workspace, run_tests, warm_workspaces
 from pushbench.tasks.swe.units import UnitFault, inject, load_catalogue, reader_rank
 from pushbench.verifier import Verifier, load_hidden
 
@@ -156,6 +156,10 @@ class SweFamily:
 
         return {"status_calls": tool_calls(events, "status"),
                 **unit_metrics(events, task.settings["units"], SweEnv.change_tools, SweEnv.submit_tool)}
+
+    def warm(self, tasks: list[TaskSpec]) -> None:
+        """The snapshots' bytecode and fork-server probe, built before the runner forks (``runs.warm_workspaces``)."""
+        warm_workspaces(t.repo for t in tasks)
 
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:

@@ -138,23 +138,44 @@ def server_env(ws: Workspace) -> dict[str, str]:
 
 
 def preload(ws: Workspace) -> str:
-    """What the server imports before forking: the runner, or (for pytest itself, the code under test)
-    the standard-library and venv modules the pinned pytest imports, none of the copy's own."""
-    if ws.runner is not None:
-        return "pytest"
-    own = {p.name.removesuffix(".py") for p in (ws.pristine / "src").iterdir()} | {"pytest", "_pytest", "py"}
-    return json.dumps([m for m in _runner_imports(ws.pristine / "src", ws.bytecode)
-                       if m.split(".")[0] not in own and m != "__main__"])
+    """What the server imports before forking: every module a pristine run's start imports from
+    outside the copy (the runner, the standard library, the library's venv dependencies such as
+    werkzeug or urllib3), in the order they were first imported; never one of the copy's own."""
+    own = {p.name.removesuffix(".py") for p in (ws.pristine / "src").iterdir()}
+    return json.dumps([m for m in _trusted_imports(ws.pristine, ws.runner, ws.bytecode)
+                       if m.split(".")[0] not in own])
 
 
-@lru_cache(maxsize=4)
-def _runner_imports(runner: Path, bytecode: Path) -> tuple[str, ...]:
-    """The modules ``import pytest`` loads from ``runner`` (a trusted, pristine pytest), probed in a jail."""
+PROBE_SCRIPT = """import json, os, sys
+import pytest
+for name in sys.argv[1:]:
+    __import__(name)
+inside = os.environ["PUSHBENCH_PROBE_REPO"] + "/"
+shown = []
+for name, module in list(sys.modules.items()):
+    where = getattr(module, "__file__", None)
+    if name != "__main__" and (where is not None or not hasattr(module, "__path__")) \
+            and not (where or "").startswith(inside):
+        shown.append(name)
+print(json.dumps(shown))
+"""
+
+
+@lru_cache(maxsize=8)
+def _trusted_imports(pristine: Path, runner: Path | None, bytecode: Path) -> tuple[str, ...]:
+    """The modules ``import pytest`` and the library's own packages load from outside the repository,
+    probed once per process in a jail over the pristine snapshot (trusted code only)."""
     python, _ = interpreter()
-    env = clean_env(Path(IN_HOME), [Path(IN_PYTEST)], bytecode_cache=Path(IN_BYTECODE))
-    script = "import json, sys, pytest; print(json.dumps(sorted(sys.modules)))"
-    result = run_jailed([python, "-c", script], [Bind(runner, IN_PYTEST), Bind(bytecode, IN_BYTECODE)], "/", env,
-                        WARM_LIMITS)
+    binds = [Bind(pristine, IN_REPO), Bind(bytecode, IN_BYTECODE)]
+    paths = [Path(IN_REPO) / "src"]
+    if runner is not None and runner.is_dir():
+        binds.append(Bind(runner, IN_PYTEST))
+        paths.append(Path(IN_PYTEST))
+    env = clean_env(Path("/tmp"), paths, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PUSHBENCH_PROBE_REPO": IN_REPO},
+                    bytecode_cache=Path(IN_BYTECODE))
+    packages = sorted(p.name.removesuffix(".py") for p in (pristine / "src").iterdir()
+                      if p.suffix == ".py" or (p / "__init__.py").is_file())
+    result = run_jailed([python, "-c", PROBE_SCRIPT, *packages], binds, "/", env, WARM_LIMITS)
     try:
         return tuple(json.loads(result.output.strip().splitlines()[-1]))
     except (ValueError, IndexError):

@@ -45,6 +45,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import weakref
@@ -130,17 +131,11 @@ class Workspace:
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(size, mtime) of every file in the copy: what a test run may not change."""
-        stamps = {}
-        for path in self.root.rglob("*"):
-            if path.is_file() and not path.is_symlink():
-                st = path.stat()
-                stamps[path.relative_to(self.root).as_posix()] = (st.st_size, st.st_mtime_ns)
-        return stamps
+        return {rel: (st.st_size, st.st_mtime_ns) for rel, st in _entries(self.root) if stat.S_ISREG(st.st_mode)}
 
     def _special_entries(self) -> set[str]:
         """Everything in the copy that is neither a regular file nor a folder (symlinks, FIFOs, sockets)."""
-        return {p.relative_to(self.root).as_posix() for p in self.root.rglob("*")
-                if p.is_symlink() or not (p.is_file() or p.is_dir())}
+        return {rel for rel, st in _entries(self.root) if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))}
 
     def restore(self) -> list[str]:
         """Undo whatever a test process changed in the copy (files written, created or removed, and
@@ -210,11 +205,11 @@ class Workspace:
     def digest(self) -> str:
         """sha256 over the path and bytes of every file in the copy: the state a run sees."""
         outer = hashlib.sha256()
-        for path in sorted(self.root.rglob("*")):
-            if path.is_symlink() or not path.is_file():
-                continue
-            outer.update(path.relative_to(self.root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
-            outer.update(hashlib.sha256(path.read_bytes()).digest())
+        files = sorted((rel for rel, st in _entries(self.root) if stat.S_ISREG(st.st_mode)), key=lambda r: r.split("/"))
+        for rel in files:
+            outer.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+            with open(self.root / rel, "rb") as handle:
+                outer.update(hashlib.file_digest(handle, "sha256").digest())
         return outer.hexdigest()
 
     def fork_server(self) -> ForkServer | None:
@@ -241,6 +236,32 @@ class Workspace:
 
 def _is_test_file(rel: str) -> bool:
     return rel.startswith(TEST_ROOTS) or rel.rsplit("/", 1)[-1] == "conftest.py" or rel in TEST_CONFIG
+
+
+def warm_workspaces(repos: Iterable[str]) -> None:
+    """Compile each snapshot's bytecode and probe its fork server's imports once, here (the runner's
+    parent, before it forks its workers), instead of once per worker."""
+    for repo in sorted(set(repos)):
+        ws = Workspace(repo)
+        try:
+            if ws.jailed:
+                preload(ws)
+        finally:
+            ws.close()
+
+
+def _entries(root: Path) -> list[tuple[str, os.stat_result]]:
+    """(relative posix path, lstat) of everything under ``root``; symlinked folders are not entered."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        prefix = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in (*dirs, *files):
+            rel = name if prefix == "." else f"{prefix}/{name}"
+            try:
+                found.append((rel, os.lstat(os.path.join(folder, name))))
+            except FileNotFoundError:
+                continue
+    return found
 
 
 def _remove(base: Path, servers: list[ForkServer]) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from pushbench import config
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe.family import _function_lines
-from pushbench.tasks.swe.runs import Workspace
+from pushbench.tasks.swe.runs import Workspace, warm_workspaces
 from pushbench.tasks.swe.units import UnitFault, inject, load_catalogue
 from pushbench.tasks.sweissues.issues import GroupCheck, candidates, check_group, issue_text, union_tests
 from pushbench.verifier import Verifier, load_hidden
@@ -106,6 +106,10 @@ class SweIssuesFamily:
 
         return {"n_hunks": task.settings["n_hunks"],
                 **unit_metrics(events, task.settings["units"], SweIssueEnv.change_tools, SweIssueEnv.submit_tool)}
+
+    def warm(self, tasks: list[TaskSpec]) -> None:
+        """The snapshots' bytecode and fork-server probe, built before the runner forks (``runs.warm_workspaces``)."""
+        warm_workspaces(t.repo for t in tasks)
 
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:
