@@ -7,7 +7,8 @@ binds, namespaces and environment as ``run_jailed``) whose Python process import
 runner, the standard library, the library's venv dependencies) and then forks one child per run; the child takes the run's limits,
 environment, working directory and ``sys.path`` and runs the module as ``python -m`` would
 (``forkserver_jail``). Between runs the server kills every other process of the jail and empties its
-``/tmp`` and ``/dev/shm``; the caller empties the home folder and restores the copy, as for a plain run.
+``/tmp``, ``/dev/shm`` and POSIX message queues (``/dev/mqueue``, mounted for this); the caller
+empties the home folder and restores the copy, as for a plain run.
 
 The server never sees the episode's copy on its own ``sys.path`` and its working directory is ``/``,
 so no agent-written file runs before the fork. It is not dumpable and ignores catchable signals; a
@@ -55,7 +56,8 @@ class ForkServer:
         python, python_binds = interpreter()
         if exe is None:
             raise OSError("bubblewrap (bwrap) is not installed")
-        command = _command(exe, [python, "-c", server_source(), preload], [*python_binds, *binds], "/", env)
+        command = _command(exe, [python, "-c", server_source(), preload], [*python_binds, *binds], "/", env,
+                           mqueue=True)
         self._lock = threading.Lock()
         self._proc = subprocess.Popen(command, cwd="/", env=dict(env), stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,

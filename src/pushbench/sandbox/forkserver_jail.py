@@ -7,7 +7,8 @@ prints ``ready``, then serves one JSON request per line on stdin: a forked child
 runs ``python -m <module> <args>`` under the request's limits and then exits as that interpreter
 would (atexit, thread joins, the shutdown's garbage collection), and the reply (one JSON
 line on stdout) carries its exit status and output. After every run it kills every other process
-in the jail (it is their subreaper, so it reaps them all) and empties ``/tmp`` and ``/dev/shm``;
+in the jail (it is their subreaper, so it reaps them all) and empties ``/tmp``, ``/dev/shm`` and
+the POSIX message queues;
 when anything is left over (a SysV IPC object, an undeletable file) the reply says ``clean: false``
 and the host retires this server. The server is not dumpable (no ``ptrace``, no ``/proc/<pid>/mem``
 or ``fd`` of it for the children) and ignores the catchable signals a test could send it.
@@ -31,7 +32,7 @@ import types  # noqa: E402
 
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 MAX_OUTPUT_BYTES = 200_000  # as sandbox.process: the tail beyond this is cut
-SCRATCH = ("/tmp", "/dev/shm")
+SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")  # the host mounts the jail's message queues at /dev/mqueue
 SYSV = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
 IGNORED = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2",
                                         "SIGALRM", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGPIPE", "SIGXFSZ")]

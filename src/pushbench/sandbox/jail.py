@@ -129,8 +129,12 @@ def masked_paths(system: Sequence[Path]) -> list[Path]:
     return sorted(p for p in project if any(p.is_relative_to(s.resolve()) for s in system))
 
 
-def _command(exe: str, argv: list[str], binds: Sequence[Bind], cwd: str, env: Mapping[str, str]) -> list[str]:
-    args = [exe, *NAMESPACES, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
+def _command(exe: str, argv: list[str], binds: Sequence[Bind], cwd: str, env: Mapping[str, str],
+             mqueue: bool = False) -> list[str]:
+    """bwrap's command line; ``mqueue`` mounts the jail's POSIX message queues at /dev/mqueue (so a
+    long-lived jail can list and remove what a run left there)."""
+    args = [exe, *NAMESPACES, "--proc", "/proc", "--dev", "/dev", *(["--mqueue", "/dev/mqueue"] if mqueue else []),
+            "--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr"]
     for link in SYSTEM_LINKS:
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]

@@ -169,3 +169,20 @@ def test_warming_probes_each_snapshot_once_before_the_workers_fork() -> None:
         ws.close()
     assert jailed._trusted_imports.cache_info().misses == probed  # answered from the warm cache
     assert "urllib3" in names and "pytest" in names and "requests" not in names  # the copy's own: never
+
+
+def test_a_message_queue_left_by_a_run_is_gone_for_the_next(env: SweEnv) -> None:
+    first = plant(env, """
+import ctypes
+made = ctypes.CDLL("librt.so.1", use_errno=True).mq_open(b"/left-by-run-1", 0o102, 0o600, None)  # O_CREAT|O_RDWR
+raise RuntimeError("PROBE %s" % ("made" if made >= 0 else "refused"))
+""")
+    assert probe(first) == "made"
+    pid = server_pid(env)
+    second = plant(env, """
+import ctypes, os
+opened = ctypes.CDLL("librt.so.1", use_errno=True).mq_open(b"/left-by-run-1", 0o2, 0, None)  # O_RDWR, no create
+raise RuntimeError("PROBE queues=%s opened=%s" % (sorted(os.listdir("/dev/mqueue")), opened >= 0))
+""")
+    assert probe(second) == "queues=[] opened=False"
+    assert server_pid(env) == pid
