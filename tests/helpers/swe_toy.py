@@ -75,3 +75,26 @@ def toy_spec(units: int = 1, budget: int = 30) -> TaskSpec:
                     objective="Repair 1 issues in the `toy` repository.", target=1, budget=budget,
                     tools=["list_units", "read_file", "search_files", "edit", "run_tests", "submit", "status", "final"],
                     oracle_steps=8, settings={"units": rows, "read_lines": 120})
+
+
+def clamp_env(snapshots: Path):
+    """A SWE-lite environment over the toy snapshot with the clamp fault injected (close its workspace)."""
+    from pushbench.tasks.swe.env import SweEnv
+    from pushbench.tasks.swe.runs import Workspace
+    from pushbench.tasks.swe.units import inject
+    from pushbench.verifier import Verifier
+
+    spec = toy_spec(1, budget=50)
+    ws = Workspace("toy", snapshots)
+    inject(ws, [CLAMP_FAULT])
+    return SweEnv(spec, Verifier(spec.task_id, spec.target, lambda _: False, retry_rejected=True), ws,
+                  {"U01": CLAMP_FAULT})
+
+
+def probe(out: str) -> str:
+    """What code planted in the toy library reported (the message of the RuntimeError it raised)."""
+    import re
+
+    found = re.search(r"^E +RuntimeError: PROBE (.*)$", out, re.M)
+    assert found, out
+    return found.group(1)

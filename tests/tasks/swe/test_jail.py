@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import time
 from pathlib import Path
@@ -20,12 +19,9 @@ import pytest
 from pushbench import config
 from pushbench.sandbox import jail_problem
 from pushbench.tasks.swe.env import SweEnv
-from pushbench.tasks.swe.runs import Workspace
-from pushbench.tasks.swe.units import inject
 from pushbench.tools import ToolCall
-from pushbench.verifier import Verifier
 
-from swe_toy import CLAMP_FAULT, toy_spec, write_toy
+from swe_toy import clamp_env, probe, write_toy
 
 pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=f"no bubblewrap jail here: {jail_problem()}")
 HEAD = 'def clamp(value, low, high):\n    """Limit value to [low, high]."""\n'
@@ -39,13 +35,9 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def env(snapshots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PUSHBENCH_SWE_TEST_CACHE", str(tmp_path / "cache"))
-    spec = toy_spec(1, budget=50)
-    ws = Workspace("toy", snapshots)
-    inject(ws, [CLAMP_FAULT])
-    made = SweEnv(spec, Verifier(spec.task_id, spec.target, lambda _: False, retry_rejected=True), ws,
-                  {"U01": CLAMP_FAULT})
+    made = clamp_env(snapshots)
     yield made
-    ws.close()
+    made.workspace.close()
 
 
 def call(env: SweEnv, name: str, **args):
@@ -58,13 +50,6 @@ def plant(env: SweEnv, body: str) -> str:
     edited = call(env, "edit", path="src/toy/mathx.py", old=HEAD, new=HEAD + code)
     assert edited.ok, edited.text
     return call(env, "run_tests", unit="U01").text
-
-
-def probe(out: str) -> str:
-    """What the planted code reported (the message of the exception it raised)."""
-    found = re.search(r"^E +RuntimeError: PROBE (.*)$", out, re.M)
-    assert found, out
-    return found.group(1)
 
 
 def test_no_path_from_sys_path_leads_to_hidden_answers(env: SweEnv) -> None:

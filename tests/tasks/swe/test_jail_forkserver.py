@@ -7,7 +7,6 @@ is then a child forked from the workspace's server.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,8 @@ from pushbench.tasks.swe.env import SweEnv
 from pushbench.tasks.swe.runs import Workspace, run_tests
 from pushbench.tasks.swe.units import inject
 from pushbench.tools import ToolCall
-from pushbench.verifier import Verifier
 
-from swe_toy import CLAMP_FAULT, toy_spec, write_toy
+from swe_toy import CLAMP_FAULT, clamp_env, probe, write_toy
 
 pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=f"no bubblewrap jail here: {jail_problem()}")
 HEAD = 'def clamp(value, low, high):\n    """Limit value to [low, high]."""\n'
@@ -35,13 +33,9 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def env(snapshots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PUSHBENCH_SWE_TEST_CACHE", "off")
-    spec = toy_spec(1, budget=50)
-    ws = Workspace("toy", snapshots)
-    inject(ws, [CLAMP_FAULT])
-    made = SweEnv(spec, Verifier(spec.task_id, spec.target, lambda _: False, retry_rejected=True), ws,
-                  {"U01": CLAMP_FAULT})
+    made = clamp_env(snapshots)
     yield made
-    ws.close()
+    made.workspace.close()
 
 
 def plant(env: SweEnv, body: str) -> str:
@@ -52,12 +46,6 @@ def plant(env: SweEnv, body: str) -> str:
     end = current.index("    if value", start)
     env.workspace.write("src/toy/mathx.py", current[:start] + code + current[end:])
     return env.execute(ToolCall("run_tests", json.dumps({"unit": "U01"}))).text
-
-
-def probe(out: str) -> str:
-    found = re.search(r"^E +RuntimeError: PROBE (.*)$", out, re.M)
-    assert found, out
-    return found.group(1)
 
 
 def server_pid(env: SweEnv) -> int:
@@ -72,7 +60,8 @@ def test_server_and_fresh_jail_give_the_same_run(snapshots: Path, monkeypatch: p
         monkeypatch.setenv(FORK_SERVER_ENV, mode)
         ws = Workspace("toy", snapshots)
         try:
-            broken = (inject(ws, [CLAMP_FAULT]), run_tests(ws, NODE, cache=None))[1]
+            inject(ws, [CLAMP_FAULT])
+            broken = run_tests(ws, NODE, cache=None)
             ws.write(CLAMP_FAULT.path, ws.read(CLAMP_FAULT.path).replace(CLAMP_FAULT.broken, CLAMP_FAULT.original))
             fixed = run_tests(ws, NODE, cache=None)
             assert (ws.fork_server() is not None) == (mode == "on")
