@@ -1,6 +1,7 @@
 """The jailed fork server (``sandbox.forkserver``): same outcomes as a fresh jail, nothing carried over.
 
-Each probe is library code planted with the ``edit`` tool, as in ``test_jail.py``; the test process
+Each probe is library code written into the copy (replacing the previous probe), run as in
+``test_jail.py``; the test process
 is then a child forked from the workspace's server.
 """
 
