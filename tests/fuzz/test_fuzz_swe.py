@@ -19,6 +19,7 @@ from pushbench.verifier import load_hidden
 from fuzz_profiles import fuzz_settings, max_calls
 from fuzz_strategies import INDEX, NEW_TEXT, ROLL, Pool
 from fuzzkit import FULL, run_episode
+from swe_toy import released
 from unitfuzz import UnitFuzz
 
 HIT = re.compile(r"^([\w./-]+\.py):\d+: (.*)$", re.M)
@@ -96,7 +97,7 @@ class SweFuzz(UnitFuzz):
         return ToolCall("run_tests" if roll < 90 else "submit", {"unit": unit})
 
     def workspace_gone(self, env: Any) -> bool:
-        return env.workspace.closed and not env.workspace.base.exists()
+        return released(env.workspace)  # removed, or reset to the snapshot for the next episode
 
 
 

@@ -91,6 +91,16 @@ def clamp_env(snapshots: Path):
                   {"U01": CLAMP_FAULT})
 
 
+def released(ws) -> bool:
+    """Nothing of the episode remains: the copy is removed, or idle in the pool exactly as the snapshot."""
+    from pushbench.tasks.swe.pool import is_idle
+
+    if ws.closed:
+        return not ws.base.exists()
+    return (is_idle(ws) and not ws.written and ws.digest() == ws._pristine_digest
+            and not any(ws.home.iterdir()))
+
+
 def probe(out: str) -> str:
     """What code planted in the toy library reported (the message of the RuntimeError it raised)."""
     import re

@@ -92,6 +92,8 @@ def _results(jobs: list[tuple], workers: int) -> Iterator[dict[str, Any]]:
     warm_up(jobs)  # once here, not once per worker
     with mp.get_context("fork").Pool(workers) as pool:
         yield from pool.imap_unordered(_worker, jobs, chunksize=1)
+        pool.close()  # the workers end normally, so their exit hooks run (idle SWE workspaces are removed)
+        pool.join()
 
 
 def _progress(enabled: bool) -> Progress:

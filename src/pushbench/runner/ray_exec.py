@@ -35,6 +35,7 @@ from pushbench.policies import is_api_model
 from pushbench.runner.episode import VERIFIED, run_episode
 from pushbench.runner.files import trace_name, write_trace
 from pushbench.runner.grid import EpisodeSpec
+from pushbench.tasks import get_family
 from pushbench.tasks.base import TaskSpec
 
 EXECUTORS = ("local", "ray")
@@ -229,6 +230,14 @@ def _episode_task(spec: EpisodeSpec, task: TaskSpec, master: int, wall_time: boo
         return _finish(spec, row, scratch)
     finally:
         scratch.close()
+        _release_idle(spec.family)
+
+
+def _release_idle(family: str) -> None:
+    """A family's per-process leftovers (idle SWE workspaces): a Ray worker may be killed, not ended."""
+    release = getattr(get_family(family), "release_idle", None)
+    if release is not None:
+        release()
 
 
 class ApiWorker:

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from pushbench.sandbox import jail
+from pushbench.tasks.swe.pool import close_idle
 from pushbench.tasks.swe.runs import Workspace, run_tests
 from pushbench.tasks.swe.units import inject
 from pushbench.tools import ToolCall
 from pushbench.tasks.swe.env import SweEnv
 from pushbench.verifier import Verifier
 
-from swe_toy import CLAMP_FAULT, ENV_UNIT, toy_spec, write_toy
+from swe_toy import CLAMP_FAULT, ENV_UNIT, released, toy_spec, write_toy
 
 
 @pytest.fixture
@@ -124,12 +125,14 @@ def test_bytecode_never_shadows_an_edit_and_leaves_with_the_workspace(tmp_path: 
     assert not ws.base.exists()
 
 
-def test_the_workspace_is_removed_when_the_episode_ends(make_env) -> None:
+def test_nothing_of_the_episode_remains_when_it_ends(make_env) -> None:
     env = make_env()
     base = env.workspace.base
     assert base.is_dir()
     call(env, "final", count=0)
-    assert env.done and not base.exists()
+    assert env.done and released(env.workspace)  # reset for the next episode (tasks.swe.pool), or removed
+    close_idle()
+    assert not base.exists()
 
 
 def test_bad_calls_are_errors_not_crashes(make_env) -> None:

@@ -102,11 +102,12 @@ class PlanningEnv(Environment):
                  "attractions": [v for v in w.venues.values() if v.kind == "attraction"]}[catalog]
         lo, hi = int(round(f.pop("min_price", 0) * 100)), f.pop("max_price", 0)
         rating = int(round(f.pop("min_rating", 0) * 10))
-        out = [x for x in table if x.price >= lo and (not hi or x.price <= int(round(hi * 100)))
-               and getattr(x, "rating", 50) >= rating]
-        for key, value in f.items():
-            out = [x for x in out if str(getattr(x, key)).lower() == str(value).strip().lower()]
-        return out
+        top = int(round(hi * 100)) if hi else 0
+        out = table
+        for key, value in f.items():  # the exact filters first (a category keeps 1 product in 12); order is kept
+            wanted = str(value).strip().lower()
+            out = [x for x in out if str(getattr(x, key)).lower() == wanted]
+        return [x for x in out if x.price >= lo and (not hi or x.price <= top) and getattr(x, "rating", 50) >= rating]
 
     @tool("Show one item in full by its id (a product, coupon, flight, train, hotel, restaurant or attraction).",
           item_id={"type": "string", "minLength": 1, "maxLength": 20}, requirement=REQUIREMENT)

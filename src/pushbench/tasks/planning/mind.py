@@ -37,6 +37,8 @@ _ADD_CART = re.compile(r"^cart: added (\d+) x (P\d+)")
 _ADD_PLAN = re.compile(r"^plan: added (\w+) on day (\d+)(?: at (\d\d:\d\d))?\.$")
 _REMOVED = re.compile(r"^(?:cart|plan): removed (\w+)(?: from day (\d+))?\.$")
 _COUPON = re.compile(r"^cart: coupon (C\d+) (applied|removed)")
+_ITEM_PATTERNS = {"P": ("product", render.PRODUCT), "C": ("coupon", render.COUPON), "F": ("transport", render.TRANSPORT),
+                  "T": ("transport", render.TRANSPORT), "H": ("hotel", render.HOTEL), "V": ("venue", render.VENUE)}
 
 
 class PlanningMind(Mind):
@@ -85,36 +87,46 @@ class PlanningMind(Mind):
         for ln in content.splitlines():
             if not quoted and ln.strip() == REPEATED and stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
                 facts.add(QUERY, offset, step, _call_key(call))
-            for kind, pattern in (("product", render.PRODUCT), ("coupon", render.COUPON), ("transport", render.TRANSPORT),
-                                  ("hotel", render.HOTEL), ("venue", render.VENUE)):
+            head = ln[:1]  # every pattern below starts with a fixed first character
+            if head in _ITEM_PATTERNS:
+                kind, pattern = _ITEM_PATTERNS[head]
                 if m := pattern.match(ln):
                     items[m.group(1)] = {"type": kind, "groups": m.groups()}
                     facts.add(ITEM, offset, step, m.group(1))
                     last_hotel = m.group(1) if kind == "hotel" else None
-            if (m := render.FREE.match(ln)) and last_hotel:
-                items[last_hotel]["free"] = [d.strip() for d in m.group(1).split(",") if re.match(r"\d{4}-", d.strip())]
-            if m := render.USER.match(ln):
-                state["user_city"] = m.group(2)
-                state["today"] = m.group(3)
-                items["user"] = {"type": "user", "groups": m.groups()}
-                facts.add(ITEM, offset, step, "user")
-            if m := render.SHIPPING.match(ln):
-                state.setdefault("shipping", {})[m.group(1)] = int(m.group(3))
-                facts.add(ROUTE, offset, step, m.group(1))
-            if not quoted and (m := _ADD_CART.match(ln)):
-                facts.add(ADDED, offset, step, m.group(2), int(m.group(1)))
-            if not quoted and (m := _ADD_PLAN.match(ln)):
-                facts.add(ADDED, offset, step, f"{m.group(1)}|{m.group(2)}|{m.group(3) or ''}")
-            if not quoted and (m := _REMOVED.match(ln)):
-                facts.add(REMOVED, offset, step, m.group(1) if m.group(2) is None else f"{m.group(1)}|{m.group(2)}")
-            if not quoted and (m := _COUPON.match(ln)):
-                facts.add(COUPON_ON if m.group(2) == "applied" else COUPON_OFF, offset, step, m.group(1))
+            elif head == " ":
+                if (m := render.FREE.match(ln)) and last_hotel:
+                    items[last_hotel]["free"] = [d.strip() for d in m.group(1).split(",") if re.match(r"\d{4}-", d.strip())]
+            elif head == "u":
+                if m := render.USER.match(ln):
+                    state["user_city"] = m.group(2)
+                    state["today"] = m.group(3)
+                    items["user"] = {"type": "user", "groups": m.groups()}
+                    facts.add(ITEM, offset, step, "user")
+            elif head == "r":
+                if m := render.SHIPPING.match(ln):
+                    state.setdefault("shipping", {})[m.group(1)] = int(m.group(3))
+                    facts.add(ROUTE, offset, step, m.group(1))
+            elif head in ("c", "p") and not quoted:
+                self._parse_edit(facts, ln, offset, step)
         if content.startswith("check:") and not quoted:
             facts.add(CHECKED, offset, step, str(len(state.setdefault("checks", []))))
             state["checks"].append(content)
         if content.startswith("REJECTED:") and not quoted:
             rejected = state.setdefault("rejected", [])
             rejected.append(_call_key(call))
+
+    @staticmethod
+    def _parse_edit(facts: Any, ln: str, offset: int, step: int) -> None:
+        """A cart or plan line of a tool result: an item added or removed, a coupon applied or removed."""
+        if m := _ADD_CART.match(ln):
+            facts.add(ADDED, offset, step, m.group(2), int(m.group(1)))
+        if m := _ADD_PLAN.match(ln):
+            facts.add(ADDED, offset, step, f"{m.group(1)}|{m.group(2)}|{m.group(3) or ''}")
+        if m := _REMOVED.match(ln):
+            facts.add(REMOVED, offset, step, m.group(1) if m.group(2) is None else f"{m.group(1)}|{m.group(2)}")
+        if m := _COUPON.match(ln):
+            facts.add(COUPON_ON if m.group(2) == "applied" else COUPON_OFF, offset, step, m.group(1))
 
     # --- beliefs ---------------------------------------------------------------------------------
     def recalled(self, step: int) -> list[tuple[int, str, int, int]]:

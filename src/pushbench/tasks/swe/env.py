@@ -5,8 +5,9 @@ confined to the copy (``sandbox.resolve_inside``: relative, no ``..``, no symlin
 way); test runs go to the bubblewrap jail (``tasks.swe.runs``). Before every check (``run_tests``
 and ``submit``) the tests, conftest files and test configuration are reset to the snapshot, so an
 edit under the tests is allowed but can never make a unit pass. Edits encode their text first and
-replace the file atomically: an unencodable ``new`` is an error and the file stays as it was. The
-workspace is removed when the episode ends.
+replace the file atomically: an unencodable ``new`` is an error and the file stays as it was. When
+the episode ends the workspace is reset to the snapshot for this process's next episode, or removed
+(``tasks.swe.pool``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from typing import Any
 
 from pushbench.sandbox import PathRefused, UnencodableText
+from pushbench.tasks.swe.pool import release
 from pushbench.tasks.swe.runs import Workspace, run_tests
 from pushbench.tasks.swe.units import UnitFault
 from pushbench.tools.base import Observation, ToolError, tool
@@ -66,7 +68,7 @@ class SweEnv(UnitEnvironment):
 
     def end(self, reason: str, reported: int | None = None) -> None:
         super().end(reason, reported)
-        self.workspace.close()
+        release(self.workspace)  # reset for this process's next episode, or removed (tasks.swe.pool)
 
     def _focus(self, unit: str) -> str | None:
         if unit:

@@ -24,7 +24,8 @@ from typing import Any
 from pushbench import config, guidance
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe.reader import read_failure
-from pushbench.tasks.swe.runs import CheckRun, Workspace, run_tests, warm_workspaces
+from pushbench.tasks.swe.pool import close_idle, open_workspace, release
+from pushbench.tasks.swe.runs import CheckRun, run_tests, warm_workspaces
 from pushbench.tasks.swe.units import UnitFault, inject, load_catalogue, reader_rank
 from pushbench.verifier import Verifier, load_hidden
 
@@ -72,7 +73,7 @@ def check_unit(unit: UnitFault, others: list[UnitFault], snapshot_root: Path | N
     """Run a unit's tests with every fault in place, then with only its own repair applied."""
     from pushbench.tasks.swe.env import edit_text  # the agent-facing edit's own replacement rule
 
-    ws = Workspace(unit.repo, snapshot_root)
+    ws = open_workspace(unit.repo, snapshot_root)
     try:
         inject(ws, [unit, *others])
         broken = run_tests(ws, list(unit.tests), cache)
@@ -81,7 +82,7 @@ def check_unit(unit: UnitFault, others: list[UnitFault], snapshot_root: Path | N
         ws.write(unit.path, edit_text(ws.read(unit.path), old, new))
         fixed = run_tests(ws, list(unit.tests), cache)
     finally:
-        ws.close()
+        release(ws)
     return UnitCheck(unit, broken, fixed, rank)
 
 
@@ -161,6 +162,10 @@ class SweFamily:
         """The snapshots' bytecode and fork-server probe, built before the runner forks (``runs.warm_workspaces``)."""
         warm_workspaces(t.repo for t in tasks)
 
+    def release_idle(self) -> None:
+        """Remove this process's idle workspace copies now (``pool``; Ray workers may be killed, not ended)."""
+        close_idle()
+
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:
         from pushbench.tasks.swe.env import SweEnv
@@ -168,7 +173,7 @@ class SweFamily:
         hidden = load_hidden("swe", task.task_id, hidden_root)
         faults = {u: UnitFault(**{**row, "tests": tuple(row["tests"])}) for u, row in hidden["units"].items()}
         verifier = Verifier(task.task_id, task.target, lambda _item: False, sink=sink, retry_rejected=True)
-        ws = Workspace(task.repo, snapshot_root)
+        ws = open_workspace(task.repo, snapshot_root)
         try:
             inject(ws, list(faults.values()))
         except Exception:

@@ -128,6 +128,21 @@ class Workspace:
         self._finalizer = weakref.finalize(self, _remove, self.base, self._servers)
         self._stamps = self._scan()
         self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
+        self._pristine_digest = self.digest()  # what reset() must give back
+
+    def reset(self) -> bool:
+        """Put the copy back to the snapshot as it was created (tool writes undone, home emptied), for
+        another episode (``pool``). False, and nothing reused, if the copy does not match the snapshot."""
+        self.restore()
+        for rel in sorted(self.written):
+            self._put_pristine(rel)
+        self.written.clear()
+        self._writes = 0  # the next episode's edits get the same mtimes as in a new copy
+        if self.bytecode.parent == self.base:  # the weak sandbox's own bytecode: its edits' may be stale now
+            _empty(self.bytecode)
+        _empty(self.home)
+        self._stamps = self._scan()
+        return self._special_entries() == self._specials and self.digest() == self._pristine_digest
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(size, mtime) of every file in the copy: what a test run may not change."""

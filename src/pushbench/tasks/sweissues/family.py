@@ -21,7 +21,8 @@ from typing import Any
 from pushbench import config
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe.family import _function_lines
-from pushbench.tasks.swe.runs import Workspace, warm_workspaces
+from pushbench.tasks.swe.pool import close_idle, open_workspace
+from pushbench.tasks.swe.runs import warm_workspaces
 from pushbench.tasks.swe.units import UnitFault, inject, load_catalogue
 from pushbench.tasks.sweissues.issues import GroupCheck, candidates, check_group, issue_text, union_tests
 from pushbench.verifier import Verifier, load_hidden
@@ -111,6 +112,10 @@ class SweIssuesFamily:
         """The snapshots' bytecode and fork-server probe, built before the runner forks (``runs.warm_workspaces``)."""
         warm_workspaces(t.repo for t in tasks)
 
+    def release_idle(self) -> None:
+        """Remove this process's idle workspace copies now (``pool``; Ray workers may be killed, not ended)."""
+        close_idle()
+
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:
         from pushbench.tasks.sweissues.env import SweIssueEnv
@@ -118,7 +123,7 @@ class SweIssuesFamily:
         hidden = load_hidden("sweissues", task.task_id, hidden_root)
         faults = [UnitFault(**{**row, "tests": tuple(row["tests"])}) for row in hidden["faults"]]
         verifier = Verifier(task.task_id, task.target, lambda _item: False, sink=sink, retry_rejected=True)
-        ws = Workspace(task.repo, snapshot_root)
+        ws = open_workspace(task.repo, snapshot_root)
         try:
             inject(ws, faults)
         except Exception:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from pushbench.tasks.swe.reader import Evidence, read_failure
-from pushbench.tasks.swe.runs import CheckRun, Workspace, run_tests
+from pushbench.tasks.swe.pool import open_workspace, release
+from pushbench.tasks.swe.runs import CheckRun, run_tests
 from pushbench.tasks.swe.units import UnitFault, inject, reader_rank
 
 MAX_SHOWN = 4  # failing tests quoted in an issue; the rest are counted
@@ -110,7 +111,7 @@ def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
     names = [u.unit for u in group]
     runs: dict[frozenset[str], CheckRun] = {}
     texts: dict[frozenset[str], str] = {}
-    ws = Workspace(group[0].repo, snapshot_root)
+    ws = open_workspace(group[0].repo, snapshot_root)
     try:
         pristine = ws.read(group[0].path)
         for size in range(len(group) + 1):
@@ -121,7 +122,7 @@ def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
                 texts[state] = ws.read(group[0].path)
                 runs[state] = run_tests(ws, tests, cache)
     finally:
-        ws.close()
+        release(ws)
     return GroupCheck(group, runs, reader_path(group, runs, texts))
 
 
