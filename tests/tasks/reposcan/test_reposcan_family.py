@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pushbench.tasks.reposcan.codeindex import tokenize, units_of_file
+from pushbench.tasks.reposcan.codeindex import load_units, tokenize, units_of_file
 from pushbench.tasks.reposcan.search import search_for, snippet
 from pushbench.tasks import FAMILIES, get_family, load_tasks, manifest_path
 from pushbench.tasks.base import TaskSpec, read_manifest, write_manifest
@@ -124,13 +124,14 @@ def test_judge_hit_cases() -> None:
 def test_judge_hit_agrees_with_the_truth_on_real_seed_queries(snapshot_root: Path) -> None:
     for repo, (fixture, calls) in REAL.items():
         search = search_for(snapshot_root / repo, 50, 10)
+        units = {u.uid: u for u in load_units(snapshot_root / repo)}  # with their AST (a search's have none)
         for predicate, arg in (("fixture", fixture), ("documented", ""), ("calls", calls)):
             g = Goal(repo, predicate, arg, 10)
             for number in range(1, 6):
                 for hit in search.page(g.seed_query, number).hits:
                     verdict = judge_hit(g, hit.uid, shown(hit))
                     if verdict is not None:
-                        assert verdict is holds(g, search.unit(hit.uid)), (repo, predicate, hit.uid)
+                        assert verdict is holds(g, units[hit.uid]), (repo, predicate, hit.uid)
 
 
 @pytest.mark.parametrize(("repo", "predicate", "uid", "why"), [
@@ -145,7 +146,7 @@ def test_judge_hit_on_known_hard_real_units(snapshot_root: Path, repo: str, pred
                                             why: str) -> None:
     fixture, calls = REAL[repo]
     g = Goal(repo, predicate, {"fixture": fixture, "documented": "", "calls": calls}[predicate], 10)
-    unit = search_for(snapshot_root / repo, 50, 10).unit(uid)
+    unit = {u.uid: u for u in load_units(snapshot_root / repo)}[uid]  # with its AST node
     lines = snippet(unit, set(tokenize(g.seed_query)), g.seed_query)  # numbered, as the agent sees them
     assert judge_hit(g, uid, lines) in (holds(g, unit), None), why
 

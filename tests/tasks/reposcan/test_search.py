@@ -210,3 +210,30 @@ def test_real_snippets_start_with_the_signature(requests_search) -> None:
             assert [t for _, t in hit.snippet[:len(unit.header)]] == [t[:MAX_LINE] for _, t in unit.header]
             assert any(f"def {unit.name}" in t for _, t in hit.snippet[:len(unit.header)])
             assert all(len(t) <= MAX_LINE for _, t in hit.snippet)
+
+
+# --------------------------------------------------------------------------- the disk cache of the index
+
+
+def test_the_index_is_loaded_from_disk_and_rebuilt_when_a_file_changes(tmp_path: Path, monkeypatch) -> None:
+    from pushbench import config
+
+    monkeypatch.setattr(config, "DATA", tmp_path / "data")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "mod.py").write_text("def fetch_url(url):\n    return url\n\n\ndef parse_url(url):\n    pass\n")
+    built = search_for(tree, 50, 10)
+    cache = tmp_path / "data" / "tmp" / "reposcan-search"
+    assert len(list(cache.glob("*.pickle"))) == 1
+    search_for.cache_clear()
+    loaded = search_for(tree, 50, 10)  # a new process would do the same: read, not parse
+    assert loaded is not built and loaded.page("url", 1) == built.page("url", 1)
+    assert [u.uid for u in loaded.units] == [u.uid for u in built.units] == ["pkg/mod.py::fetch_url", "pkg/mod.py::parse_url"]
+    (tree / "pkg" / "mod.py").write_text("def fetch_url(url):\n    return url\n")
+    load_units.cache_clear()
+    search_for.cache_clear()
+    assert [u.uid for u in search_for(tree, 50, 10).units] == ["pkg/mod.py::fetch_url"]  # a new key, rebuilt
+    assert len(list(cache.glob("*.pickle"))) == 2
+    (next(cache.glob("*.pickle"))).write_bytes(b"not a pickle")
+    search_for.cache_clear()
+    assert search_for(tree, 50, 10).units  # a damaged entry is rebuilt

@@ -8,14 +8,20 @@ snapshot's code units.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import pickle
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from scipy import sparse
 
+from pushbench import config
+from pushbench.tasks.reposcan import codeindex
 from pushbench.tasks.reposcan.codeindex import CodeUnit, load_units, tokenize
 
 BM25_K1 = 1.2  # standard BM25 term-frequency saturation
@@ -41,6 +47,8 @@ class Page:
 
 
 class CodeSearch:
+    """BM25 over ``units`` (``search_for``'s units carry no AST node: ``codeindex.load_units`` has them)."""
+
     def __init__(self, units: tuple[CodeUnit, ...], max_results: int = 50, page_size: int = 10):
         self.units = units
         self.max_results = max_results
@@ -112,5 +120,34 @@ def snippet(unit: CodeUnit, q_tokens: set[str], raw_query: str) -> list[tuple[in
 
 @lru_cache(maxsize=8)
 def search_for(root: Path, max_results: int, page_size: int) -> CodeSearch:
-    """One shared index per snapshot tree and layout (built once per process)."""
-    return CodeSearch(load_units(Path(root)), max_results, page_size)
+    """One shared index per snapshot tree and layout: built once per process, or loaded from the
+    disk cache (``data/tmp/reposcan-search``), keyed by the bytes of every ``.py`` file of the tree
+    and of the index's own code, so each stage after the first loads it instead of parsing the tree."""
+    key = _index_key(Path(root), max_results, page_size)
+    cached = config.DATA / "tmp" / "reposcan-search" / f"{key}.pickle"
+    try:
+        search = pickle.loads(cached.read_bytes())  # only this code writes there
+        if isinstance(search, CodeSearch):
+            return search
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        pass
+    units = tuple(replace(u, node=None) for u in load_units(Path(root)))  # a search never reads the AST
+    search = CodeSearch(units, max_results, page_size)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(search, protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(tmp, cached)
+    return search
+
+
+def _index_key(root: Path, max_results: int, page_size: int) -> str:
+    """The files ``load_units`` reads, with their bytes, and the code that turns them into an index."""
+    digest = hashlib.sha256(json.dumps([max_results, page_size]).encode())
+    for module in (Path(__file__), Path(codeindex.__file__)):
+        digest.update(hashlib.sha256(module.read_bytes()).digest())
+    for path in sorted(root.rglob("*.py")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        digest.update(path.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:40]
