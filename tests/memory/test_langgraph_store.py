@@ -54,6 +54,15 @@ def test_hashing_embeddings_are_deterministic_normalised_and_meaningful() -> Non
         HashingEmbedder(4)
 
 
+def test_hashing_slots_are_scikit_learns_murmurhash() -> None:
+    """mmh3 gives the slots scikit-learn's MurmurHash3 (the hash HashingVectorizer uses) gives, any text."""
+    from sklearn.utils import murmurhash3_32
+
+    words = ["session", "cookies", "naïve", "日本語", "straße", "x" * 300, "a1_b2", "ｆｕｌｌ"] + TOPICS
+    emb = HashingEmbedder(1024)
+    assert [emb._slot(w) for w in words] == [murmurhash3_32(w, seed=0, positive=True) % 1024 for w in words]
+
+
 def test_vector_index_ranks_pages_and_weights_rare_words() -> None:
     index = VectorIndex()
     for topic in TOPICS:

@@ -1,7 +1,7 @@
 """Warm-up before the worker processes fork: what every episode would load once per process.
 
 The tokenizer's vocabulary, the registered backends, controllers, memories and policies (and their
-imports: LangGraph, scikit-learn's hash for the embedding memories), and each family's shared
+imports: LangGraph), and each family's shared
 indexes (``warm(tasks)``: RepoScan's code search, the corpus index, the planning world, the SWE
 snapshots' bytecode and fork-server probe) are built
 once in the parent; the forked workers inherit them instead of each building its own. Everything
@@ -34,13 +34,8 @@ def warm_up(jobs: Iterable[tuple[EpisodeSpec, TaskSpec, Any, Any, Any]]) -> None
         BACKENDS.load(backend)
     for controller in sorted({s.controller for s in specs}):
         CONTROLLERS.make(controller)
-    memories = sorted({s.memory for s in specs})
-    for memory in memories:
+    for memory in sorted({s.memory for s in specs}):
         MEMORIES.make(memory)
-    if memories != ["full"]:
-        from pushbench.memory.retrieval import HashingEmbedder
-
-        HashingEmbedder().counts("warm up")  # its first hash imports scikit-learn (about a second)
     for model in sorted({s.model for s in specs if not is_api_model(s.model)}):
         make_policy(model)
     for family, family_tasks in sorted(tasks.items()):
