@@ -15,11 +15,15 @@ def trace_name(episode_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", episode_id) + ".json.gz"
 
 
+TRACE_LEVEL = 6  # zlib's default: Python's gzip level 9 took 2-3x the CPU (10 ms per RepoScan trace) for 3% smaller files
+
+
 def write_trace(trace_dir: Path, episode_id: str, trace: dict[str, Any]) -> None:
     trace_dir.mkdir(parents=True, exist_ok=True)
     final = trace_dir / trace_name(episode_id)
     tmp = final.with_suffix(".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
+                                                       compresslevel=TRACE_LEVEL) as gz:
         gz.write(json.dumps(trace, sort_keys=True, default=str).encode())
     os.replace(tmp, final)
 
