@@ -97,7 +97,7 @@ def released(ws) -> bool:
 
     if ws.closed:
         return not ws.base.exists()
-    return (is_idle(ws) and not ws.written and ws.digest() == ws._pristine_digest
+    return (is_idle(ws) and not ws.written and (ws._layout(), ws.digest()) == ws._pristine
             and not any(ws.home.iterdir()))
 
 

@@ -68,6 +68,17 @@ def test_a_copy_changed_behind_the_tools_back_is_removed_not_reused(snaps: Path)
     assert pool.open_workspace("toy", snaps) is not ws
 
 
+@pytest.mark.parametrize("change", ["chmod", "folder"])
+def test_a_mode_or_a_new_folder_left_by_a_test_run_is_not_carried_over(snaps: Path, change: str) -> None:
+    ws = episode(snaps)
+    if change == "chmod":
+        os.chmod(ws.root / "src/toy/mathx.py", 0o000)  # bytes, size and mtime unchanged
+    else:
+        (ws.root / "src" / "json").mkdir()  # an empty folder: no file, so no digest or scan sees it
+    pool.release(ws)
+    assert ws.closed and not ws.base.exists()
+
+
 def test_the_pool_is_bounded_and_can_be_turned_off(snaps: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spaces = [pool.open_workspace("toy", snaps) for _ in range(pool.MAX_PER_SNAPSHOT + 1)]
     for ws in spaces:

@@ -4,8 +4,9 @@ A new ``Workspace`` copies the snapshot and its first test run starts the jailed
 (``sandbox.forkserver``), about 0.3 s together; an episode that runs one or two distinct tests pays
 that in full. ``open_workspace`` hands out this process's idle copy of the snapshot instead, and
 ``release`` takes it back at the episode's end: ``Workspace.reset`` undoes every tool write, empties
-the home folder and compares the copy's digest with the snapshot's, and only a copy equal to a new
-one (and whose server, if any, is still clean) is kept. So the next episode sees exactly what a new
+the home folder and compares the copy with the snapshot as it was copied (every file's bytes, every
+entry's mode, size and mtime), and only a copy equal to a new one (and whose server, if any, is
+still clean) is kept. So the next episode sees exactly what a new
 copy would show: the same files, bytes and edit mtimes, a fork server that imported only trusted
 code and whose children were all killed after each run (the same guarantee as between two runs of
 one episode).

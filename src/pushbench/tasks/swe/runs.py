@@ -128,7 +128,7 @@ class Workspace:
         self._finalizer = weakref.finalize(self, _remove, self.base, self._servers)
         self._stamps = self._scan()
         self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
-        self._pristine_digest = self.digest()  # what reset() must give back
+        self._pristine = (self._layout(), self.digest())  # what reset() must give back
 
     def reset(self) -> bool:
         """Put the copy back to the snapshot as it was created (tool writes undone, home emptied), for
@@ -142,7 +142,13 @@ class Workspace:
             _empty(self.bytecode)
         _empty(self.home)
         self._stamps = self._scan()
-        return self._special_entries() == self._specials and self.digest() == self._pristine_digest
+        return (self._layout(), self.digest()) == self._pristine
+
+    def _layout(self) -> dict[str, tuple[int, int, int]]:
+        """Every entry's mode, and a file's size and mtime: a chmod or a new folder shows here, not in
+        the digest (bytes only)."""
+        return {rel: (st.st_mode, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else (st.st_mode, 0, 0)
+                for rel, st in _entries(self.root)}
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(size, mtime) of every file in the copy: what a test run may not change."""
