@@ -24,6 +24,7 @@ from pushbench.backends.langgraph import CheckpointMismatch, build_graph, open_s
 from pushbench.backends.native import run_native
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
+from pushbench.memory.viewlog import decode_view
 from pushbench.policies import make_policy
 from pushbench.runner import EpisodeSpec, Grid, backend_options, run_grid
 from pushbench.tasks.base import write_manifest
@@ -41,9 +42,16 @@ def play(backend: Any, task_id: str, controller: str, model: str, seed: int = 3,
     return env, run
 
 
+def sent(run: Any) -> list[list[dict[str, Any]]]:
+    """The context each external turn was sent, as the run recorded it (the viewer's pages)."""
+    views = run.views.as_trace()
+    return [decode_view(v, run.transcript, views["pool"]) for v in views["segments"]]
+
+
 def same(a: tuple, b: tuple) -> None:
     (env_a, run_a), (env_b, run_b) = a, b
     assert run_a.transcript == run_b.transcript
+    assert sent(run_a) == sent(run_b) != []  # the views recorded, after a resume too
     assert env_a.verifier.events == env_b.verifier.events
     counts = lambda r: (r.llm_calls, r.input_tokens, r.output_tokens)  # noqa: E731
     assert counts(run_a) == counts(run_b)

@@ -98,7 +98,7 @@ class Recorder:
         return turn
 
 
-@pytest.mark.parametrize("memory", ["full", "memgpt"])
+@pytest.mark.parametrize("memory", ["full", "memgpt", "acg", "summary"])
 def test_context_views_are_the_messages_the_model_saw(memory: str) -> None:
     from agentkit import data_missing, task
     from pushbench.backends.native import run_native
@@ -119,10 +119,13 @@ def test_context_views_are_the_messages_the_model_saw(memory: str) -> None:
                 if tools and not (turn.call is not None and turn.call.name in own)]
     row = {"episode_id": "e", "memory": memory, "controller": "standard", "model": "sim/mini"}
     trace = {"messages": run.transcript, "events": env.verifier.events, "objective": spec.objective}
-    page = json.loads(json.dumps(episode_payload(row, trace, get_family("reposcan").environment(spec), 6000)))
-    views = [decode_view(v, page["messages"], page["pool"]) for v in page["views"]]
-    assert len(views) == len(external) > 10
-    assert views == external
+    replayed = json.loads(json.dumps(episode_payload(row, trace, get_family("reposcan").environment(spec), 6000)))
+    page = json.loads(json.dumps(episode_payload(row, {**trace, "views": run.views.as_trace()}, None, None)))
+    assert "recorded" in page["views_note"] and "rebuilt" in replayed["views_note"]
+    for payload in (page, replayed):  # the views the run recorded and the ones a replay rebuilds
+        views = [decode_view(v, payload["messages"], payload["pool"]) for v in payload["views"]]
+        assert len(views) == len(external) > 10
+        assert views == external
     if memory == "memgpt":
         assert page["pool"], "memgpt's own messages (system with blocks, summaries) are pooled"
         assert any(m.get("name", "").startswith("memory-") for m in run.transcript), "the test window made it summarise"

@@ -10,6 +10,7 @@ from pushbench.controllers import Controller, Intercept
 from pushbench.memory import ContextBuilder, Event
 from pushbench.memory.base import (MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm, bind_requirements,
                                    handle_memory_call, memory_tools)
+from pushbench.memory.viewlog import ViewLog
 from pushbench.policies.base import Policy, PolicyStop, Turn
 from pushbench.tools.base import Environment, Observation, ToolCall
 
@@ -26,6 +27,10 @@ class EpisodeRun:
     input_tokens: int = 0
     output_tokens: int = 0
     transcript: list[dict[str, Any]] = field(default_factory=list)  # every message, stored once
+    views: ViewLog = field(init=False)  # the context each external turn was sent (the viewer's pages)
+
+    def __post_init__(self) -> None:
+        self.views = ViewLog(self.transcript)
 
 
 def system_prompt(controller: Controller) -> str:
@@ -83,10 +88,11 @@ def take_turn(run: EpisodeRun, policy: Policy, memory: ContextBuilder, tools: li
     extra = memory_tools(memory)
     offered = tools + extra if extra else tools
     for _ in range(MAX_MEMORY_CALLS_PER_STEP):
-        turn = policy.act(memory.render(policy.context_window), offered, seed)
+        turn, view = act(run, policy, memory, offered, seed)
         record_turn(run, memory, turn)
         reply = handle_memory_call(memory, decode(turn.call)) if extra and turn.call else None
         if reply is None:
+            run.views.record(view)
             return turn
         assert turn.call is not None
         message = {"role": "tool", "tool_call_id": turn.call.call_id, "content": reply}
@@ -94,9 +100,24 @@ def take_turn(run: EpisodeRun, policy: Policy, memory: ContextBuilder, tools: li
             "tool": turn.call.name, "arguments": decode(turn.call).arguments, "call_id": turn.call.call_id,
             "internal": True}))
         run.transcript.append(message)
-    turn = policy.act(memory.render(policy.context_window), tools, seed)  # memory tools withdrawn
+    turn, view = act(run, policy, memory, tools, seed)  # memory tools withdrawn
     record_turn(run, memory, turn)
+    run.views.record(view)
     return turn
+
+
+def act(run: EpisodeRun, policy: Policy, memory: ContextBuilder, tools: list[dict[str, Any]],
+        seed: int) -> tuple[Turn, list[dict[str, Any]]]:
+    """The policy's turn on the memory's view, and that view as sent (a builder may go on
+    appending to the list it returned). A stop's last reply is kept with the view it answered."""
+    view = memory.render(policy.context_window)
+    sent = list(view)
+    try:
+        return policy.act(view, tools, seed), sent
+    except PolicyStop as stop:
+        if stop.turn is not None:
+            run.views.record(sent)
+        raise
 
 
 def side_llm(run: EpisodeRun, policy: Policy, seed: int) -> SideLLM:
@@ -186,11 +207,16 @@ async def arun_native(env: Environment, policy: Any, controller: Controller, mem
     run = EpisodeRun(env)
     tools = env.schemas()
     while not env.done:
+        view = memory.render(policy.context_window)
+        sent = list(view)
         try:
-            turn = await policy.aact(memory.render(policy.context_window), tools, seed)
+            turn = await policy.aact(view, tools, seed)
         except PolicyStop as stop:
+            if stop.turn is not None:
+                run.views.record(sent)
             stopped(run, memory, stop)
             break
         record_turn(run, memory, turn)
+        run.views.record(sent)
         apply(run, turn, control(turn, controller, env), controller, memory)
     return run

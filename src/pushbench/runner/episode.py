@@ -52,6 +52,7 @@ def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: A
         write_trace(trace_dir, spec.episode_id,
                     {"episode_id": spec.episode_id, "objective": task.objective,
                      "messages": run.transcript, "events": env.verifier.events,
+                     **({"views": run.views.as_trace()} if getattr(run, "views", None) is not None else {}),
                      **({"tool_failures": env.tool_failures} if getattr(env, "tool_failures", None) else {}),
                      **({"wall_seconds": round(time.perf_counter() - started, 4)} if started is not None else {}),
                      **({"api": policy.stats.as_dict()} if hasattr(policy, "stats") else {})})

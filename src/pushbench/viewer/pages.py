@@ -129,8 +129,8 @@ def _write_episode(root: Path, job: Job, context: _Context) -> Page:
     if not trace_path.is_file():
         return Page(None)
     trace = _read_trace(trace_path)
-    env = context.env(row["family"], row["task_id"])
-    payload = episode_payload(row, trace, env, context.window(row["model"]) if env is not None else None)
+    payload = episode_payload(row, trace, lambda: context.env(row["family"], row["task_id"]),
+                              context.window(row["model"]))
     file = page_file(job.run, row["episode_id"])
     target = root / file
     target.parent.mkdir(parents=True, exist_ok=True)
