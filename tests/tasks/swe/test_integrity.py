@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -138,5 +140,26 @@ def test_the_cache_key_follows_the_bytes_on_disk(snapshots: Path) -> None:
         assert edited != pristine and runs._cache_key(ws, tests) == pristine
         (ws.root / "src/toy/mathx.py").write_bytes(b"")  # a change no tool made is seen too
         assert runs._cache_key(ws, tests) != pristine
+    finally:
+        ws.close()
+
+
+def test_the_digest_sees_a_change_that_keeps_size_and_mtime(snapshots: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """digest() reuses a file's hash while its stamps are unchanged: a same-size write with the old
+    mtime put back (what a test process could do) still moves the ctime, so the bytes are read again."""
+    monkeypatch.setattr(runs, "RACY_NS", 0)  # every file remembered at once
+    ws = Workspace("toy", snapshots)
+    try:
+        pristine = ws.digest()
+        assert ws._hashes, "the hashes are remembered"
+        time.sleep(0.05)  # past the coarse clock's tick of the copy's ctimes (what RACY_NS ensures)
+        target = ws.root / "src/toy/mathx.py"
+        st, data = target.stat(), target.read_bytes()
+        target.write_bytes(data.replace(b"def", b"fed", 1))
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert target.stat().st_size == st.st_size and ws.digest() != pristine
+        target.write_bytes(data)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert ws.digest() == pristine
     finally:
         ws.close()

@@ -48,6 +48,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -73,6 +74,7 @@ _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - .*)?$")
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _TEMPNAME = re.compile(r"\btmp[a-z0-9_]{8}\b")  # tempfile.mkdtemp/mkstemp's random names
+RACY_NS = 200_000_000  # digest(): a file changed this recently (ns) is hashed again next time (the ctime clock is coarse)
 EDIT_EPOCH = 100_000_000  # mtimes of tool-written files count up from here (1973: no sdist file has it)
 MAX_SERVER_FAILURES = 2  # a workspace whose server would not start this often runs plain jails
 
@@ -126,6 +128,7 @@ class Workspace:
         self._server_failures = 0
         # removed on close(), on garbage collection or at interpreter exit, whichever comes first
         self._finalizer = weakref.finalize(self, _remove, self.base, self._servers)
+        self._hashes: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}  # digest()'s per-file memo
         self._stamps = self._scan()
         self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
         self._pristine = (self._layout(), self.digest())  # what reset() must give back
@@ -224,14 +227,34 @@ class Workspace:
         write_bytes_atomic(self.root / rel, source.read_bytes(), source.stat().st_mtime_ns)
 
     def digest(self) -> str:
-        """sha256 over the path and bytes of every file in the copy: the state a run sees."""
+        """sha256 over the path and bytes of every file in the copy: the state a run sees.
+
+        A file's own hash is reused while its inode, size, mtime and ctime are those it was hashed
+        at. No process can set a ctime (every write, rename or utime moves it to the clock's now),
+        so a file whose bytes changed is read again; a file changed less than ``RACY_NS`` before it
+        was hashed is not remembered (the kernel's coarse clock may not have ticked since), as git
+        re-reads a "racily clean" file."""
         outer = hashlib.sha256()
-        files = sorted((rel for rel, st in _entries(self.root) if stat.S_ISREG(st.st_mode)), key=lambda r: r.split("/"))
-        for rel in files:
+        now = time.time_ns()
+        files = sorted(((rel, st) for rel, st in _entries(self.root) if stat.S_ISREG(st.st_mode)),
+                       key=lambda entry: entry[0].split("/"))
+        for rel, st in files:
             outer.update(rel.encode("utf-8", "surrogateescape") + b"\0")
-            with open(self.root / rel, "rb") as handle:
-                outer.update(hashlib.file_digest(handle, "sha256").digest())
+            outer.update(self._file_hash(rel, st, now))
         return outer.hexdigest()
+
+    def _file_hash(self, rel: str, st: os.stat_result, now: int) -> bytes:
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = self._hashes.get(rel)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        with open(self.root / rel, "rb") as handle:
+            value = hashlib.file_digest(handle, "sha256").digest()
+        if now - st.st_ctime_ns > RACY_NS:
+            self._hashes[rel] = (stamp, value)
+        else:
+            self._hashes.pop(rel, None)
+        return value
 
     def fork_server(self) -> ForkServer | None:
         """This copy's jailed fork server (started on first use, replaced when it retired itself)."""
