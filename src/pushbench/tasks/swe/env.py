@@ -17,7 +17,7 @@ from typing import Any
 
 from pushbench.sandbox import PathRefused, UnencodableText
 from pushbench.tasks.swe.pool import release
-from pushbench.tasks.swe.runs import Workspace, run_tests
+from pushbench.tasks.swe.runs import Workspace, python_files, run_tests
 from pushbench.tasks.swe.units import UnitFault
 from pushbench.tools.base import Observation, ToolError, tool
 from pushbench.tools.units import UNIT_PARAM, CheckResult, UnitEnvironment
@@ -111,14 +111,11 @@ class SweEnv(UnitEnvironment):
         if _BAD_CHARS.search(query) or "\n" in query:
             raise ToolError("query must be one line of text without control characters")
         hits, total = [], 0
-        root = self.workspace.root.resolve()
-        for file in sorted(root.rglob("*.py")):
-            if file.is_symlink() or not file.is_file() or any(
-                    (root / p).is_symlink() for p in file.relative_to(root).parents if str(p) != "."):
-                continue  # links are not followed; a FIFO or socket is never opened
-            rel = file.relative_to(root).as_posix()
+        root = self.workspace.root
+        for rel in python_files(root):
             try:
-                text = file.read_text(encoding="utf-8")
+                with open(root / rel, encoding="utf-8") as handle:
+                    text = handle.read()
             except (UnicodeDecodeError, OSError):
                 continue
             if query not in text:

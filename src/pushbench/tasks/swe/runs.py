@@ -308,6 +308,13 @@ def _entries(root: Path) -> list[tuple[str, os.stat_result]]:
     return found
 
 
+def python_files(root: Path) -> list[str]:
+    """The regular ``.py`` files under ``root`` in path order: links are not followed (a symlinked
+    file or folder is skipped) and a FIFO or socket is never listed."""
+    found = [rel for rel, st in _entries(root) if rel.endswith(".py") and stat.S_ISREG(st.st_mode)]
+    return sorted(found, key=lambda rel: rel.split("/"))
+
+
 def _remove(base: Path, servers: list[ForkServer]) -> None:
     for server in servers:
         server.close()
