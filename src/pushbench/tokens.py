@@ -272,5 +272,21 @@ def count_message_tokens(
         if function_call:
             total += _call_tokens(function_call)
     for tool in tools or ():
-        total += count_tokens(_json_text(tool))
+        total += _tool_tokens(tool)
     return total
+
+
+_TOOL_TOKENS: dict[int, tuple[Mapping[str, Any], int]] = {}
+
+
+def _tool_tokens(tool: Mapping[str, Any]) -> int:
+    """A tool schema's tokens, counted once per schema object (an episode offers the same schemas
+    every turn; the object is held, so its id is not reused; schemas are never edited)."""
+    known = _TOOL_TOKENS.get(id(tool))
+    if known is not None and known[0] is tool:
+        return known[1]
+    if len(_TOOL_TOKENS) > 4096:
+        _TOOL_TOKENS.clear()
+    count = count_tokens(_json_text(tool))
+    _TOOL_TOKENS[id(tool)] = (tool, count)
+    return count

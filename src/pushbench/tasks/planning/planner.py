@@ -408,4 +408,8 @@ def _call_key(call: dict[str, Any]) -> str:
 
 
 def call_key(name: str, args: dict[str, Any]) -> str:
-    return _call_key({"name": name, "arguments": json.dumps(args)})
+    """``_call_key`` of a call with these arguments (without their JSON round trip, which gives
+    the same text for string keys)."""
+    if not all(isinstance(key, str) for key in args):
+        return _call_key({"name": name, "arguments": json.dumps(args)})
+    return f"{name} {json.dumps({k: v for k, v in args.items() if k != 'requirement'}, sort_keys=True)}"
