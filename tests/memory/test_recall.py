@@ -257,3 +257,29 @@ def test_a_unit_decision_through_the_replay(tmp_path: Path) -> None:
         [(8, ("checker:U01",), ("checker:U01",)), (9, (), ())]
     assert [(d.action, d.needed, d.recalled) for d in narrow.decisions] == [(8, ("checker:U01",), ()), (9, (), ())]
     assert summary(narrow)["share"].iloc[0] == 0.0
+
+
+@pytest.mark.skipif(data_missing() is not None, reason="needs snapshots and manifests")
+def test_the_stage_gives_the_same_result_in_chunks_and_processes(tmp_path: Path) -> None:
+    """The recall stage cuts each run's sample into chunks run in worker processes; merged in
+    order they are the result of one pass over the run."""
+    from pushbench.memory.recall.__main__ import merge, recall_jobs
+    from pushbench.policies import make_policy
+
+    rows = []
+    for seed, task_id in enumerate(["reposcan-requests-fixture-n025", "reposcan-requests-calls-n010"] * 2):
+        env = real_env(task_id)
+        run = run_native(env, make_policy("sim/mini"), make_controller("standard"), make_memory("full"), seed)
+        episode_id = f"{task_id}|standard|full|sim/mini|native|s{seed}"
+        write_trace(tmp_path / "traces", episode_id, {"episode_id": episode_id, "objective": env.task.objective,
+                                                      "messages": run.transcript, "events": env.verifier.events})
+        rows.append({"episode_id": episode_id, "family": "reposcan", "task_id": task_id,
+                     "controller": "standard", "memory": "full", "model": "sim/mini"})
+    (tmp_path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ids, memories = sorted(r["episode_id"] for r in rows), ["full", "memgpt"]
+    whole = run_recall(tmp_path, memories, 3000)
+    for workers in (1, 2):
+        parts = recall_jobs([(tmp_path, ids[:1], memories, 3000), (tmp_path, ids[1:], memories, 3000)], workers)
+        merged = merge(3000, memories, parts)
+        assert merged.decisions == whole.decisions and merged.episodes == whole.episodes == 4
+    assert whole.decisions

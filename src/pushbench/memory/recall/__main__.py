@@ -2,7 +2,7 @@
 
 For each run named in ``params.yaml`` ``recall.runs``, an even sample of its episodes (every k-th
 by id, ``recall.episodes`` in all) is replayed through each memory of ``recall.memories`` at
-``recall.budget`` tokens; ``data/results/recall.jsonl`` gets one sorted-key row per (run, family,
+``recall.budget`` tokens, in ``run.workers`` processes (chunks of episodes; the same rows in one); ``data/results/recall.jsonl`` gets one sorted-key row per (run, family,
 memory, action bucket) with the decisions, needed and recalled evidence units and the share.
 No model is involved: this measures the memories themselves.
 """
@@ -40,15 +40,54 @@ def rows_of(run: str, family: str, result: RecallResult) -> list[dict]:
     return out
 
 
-def main() -> Path:
+CHUNK = 15  # episodes per job: the six runs' replays differ in cost, so they are cut finer than per run
+
+
+Job = tuple[Path, list[str], list[str], int]  # run folder, episode ids, memories, budget
+
+
+def _recall(job: Job) -> RecallResult:
+    run_dir, ids, memories, budget = job
+    return run_recall(run_dir, memories, budget, select=set(ids).__contains__)
+
+
+def recall_jobs(jobs: list[Job], workers: int) -> list[RecallResult]:
+    """Each job's result, in job order (the same in one process or several)."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [_recall(job) for job in track(jobs, description="recall", disable=not os.isatty(2))]
+    import multiprocessing as mp
+
+    from pushbench.tokens import encoding
+
+    encoding()  # the vocabulary, loaded once before the fork
+    with mp.get_context("fork").Pool(workers) as pool:
+        return list(track(pool.imap(_recall, jobs, chunksize=1), total=len(jobs), description="recall",
+                          disable=not os.isatty(2)))
+
+
+def merge(budget: int, memories: list[str], parts: list[RecallResult]) -> RecallResult:
+    """The result of one run from its chunks' (contiguous slices of its sorted episode ids)."""
+    out = RecallResult(budget, memories)
+    for part in parts:
+        out.decisions += part.decisions
+        out.episodes += part.episodes
+        out.missing_traces += part.missing_traces
+        out.mismatched_memory_replies += part.mismatched_memory_replies
+    return out
+
+
+def main(workers: int | None = None) -> Path:
     settings = config.params("recall")
+    memories, budget = list(settings["memories"]), int(settings["budget"])
+    jobs = []
+    for run in settings["runs"]:
+        ids = sampled_ids(config.RUNS / run, int(settings["episodes"]))
+        jobs += [(config.RUNS / run, ids[i: i + CHUNK], memories, budget) for i in range(0, len(ids), CHUNK)]
+    results = recall_jobs(jobs, workers or int(config.params("run.workers")))
     rows: list[dict] = []
-    for run in track(settings["runs"], description="recall", disable=not os.isatty(2)):
-        run_dir = config.RUNS / run
-        family = config.params(f"experiments.{run}.family")
-        keep = set(sampled_ids(run_dir, int(settings["episodes"])))
-        result = run_recall(run_dir, list(settings["memories"]), int(settings["budget"]), select=keep.__contains__)
-        rows += rows_of(run, family, result)
+    for run in settings["runs"]:
+        parts = [result for job, result in zip(jobs, results) if job[0] == config.RUNS / run]
+        rows += rows_of(run, config.params(f"experiments.{run}.family"), merge(budget, memories, parts))
     out = config.RESULTS / "recall.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)
