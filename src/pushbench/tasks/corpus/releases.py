@@ -11,6 +11,7 @@ import random
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from pushbench.tasks.corpus.build import Document
@@ -95,7 +96,8 @@ def compose_release(cat: ReleaseCatalogue, index: CorpusIndex, r: Release, n_clu
         return None
     weak = [o for o in cat.options(r, rng) if lo <= len(o.fits) <= hi and not names_release(o.clue.text(), r)]
     rng.shuffle(weak)
-    heads = [o for o in weak if findable(index, o, r, True, k)][:3]
+    heads = list(islice((o for o in weak if findable(index, o, r, True, k)), 3))  # findable is pure: the first 3
+    found: dict[int, bool] = {}  # findable with the name, per option (asked again under every head)
     for head in heads:
         chosen, fits = [head], set(head.fits)
         for o in weak:
@@ -105,7 +107,9 @@ def compose_release(cat: ReleaseCatalogue, index: CorpusIndex, r: Release, n_clu
                 continue  # another item, and it must rule some release out
             if len(chosen) == n_clues - 1 and fits & o.fits != {r.name}:
                 continue
-            if findable(index, o, r, False, k):
+            if id(o) not in found:
+                found[id(o)] = findable(index, o, r, False, k)
+            if found[id(o)]:
                 chosen.append(o)
                 fits &= o.fits
         if len(chosen) == n_clues and fits == {r.name}:
