@@ -295,16 +295,25 @@ def warm_workspaces(repos: Iterable[str]) -> None:
 
 
 def _entries(root: Path) -> list[tuple[str, os.stat_result]]:
-    """(relative posix path, lstat) of everything under ``root``; symlinked folders are not entered."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        prefix = os.path.relpath(folder, root).replace(os.sep, "/")
-        for name in (*dirs, *files):
-            rel = name if prefix == "." else f"{prefix}/{name}"
-            try:
-                found.append((rel, os.lstat(os.path.join(folder, name))))
-            except FileNotFoundError:
-                continue
+    """(relative posix path, lstat) of everything under ``root``; symlinked folders are not entered,
+    and a folder that cannot be listed is skipped (as ``os.walk`` does). In no particular order."""
+    found: list[tuple[str, os.stat_result]] = []
+    folders = [("", os.fspath(root))]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    rel = f"{prefix}{entry.name}"
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    found.append((rel, st))
+                    if stat.S_ISDIR(st.st_mode):
+                        folders.append((rel + "/", entry.path))
+        except OSError:
+            continue
     return found
 
 
