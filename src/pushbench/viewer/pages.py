@@ -22,6 +22,9 @@ from pushbench.runner.files import trace_name
 from pushbench.viewer.episode import episode_payload
 
 
+PAGE_LEVEL = 3
+
+
 class ViewerError(ValueError):
     """Bad input to the viewer (the message is one line for the user)."""
 
@@ -51,7 +54,8 @@ def script(call: str, *args: Any) -> bytes:
 def packed(payload: dict[str, Any]) -> str:
     # check_circular=False: a trace is parsed JSON (no cycles) and the check costs ~10% of the dump
     raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str, check_circular=False).encode()
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
+    # level 3: 2.3x less CPU than 6 for pages 24% larger (the viewer stage's largest cost after the JSON)
+    return base64.b64encode(gzip.compress(raw, compresslevel=PAGE_LEVEL, mtime=0)).decode()
 
 
 def write_pages(root: Path, jobs: list[Job], workers: int = 1) -> list[Page]:
