@@ -83,7 +83,9 @@ def test_the_lock_goes_with_the_run(tmp_path: Path, built_data: Path) -> None:
 @pytest.mark.slow
 def test_two_concurrent_cli_runs_on_one_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    grid = ["run", "--target", "10,25", "--limit", "6", "--seeds", "4", "--controller", "standard,stateqgp",
+    # large enough that the first run still holds the lock once the second has started (48 episodes
+    # were done within the second's start-up once the runs got faster)
+    grid = ["run", "--target", "10,25", "--limit", "6", "--seeds", "12", "--controller", "standard,stateqgp",
             "--model", "sim/mini", "--no-progress", "--format", "csv", "--out", str(out)]
     first = subprocess.Popen([sys.executable, "-m", "pushbench.cli", *grid], cwd=config.ROOT, env=_env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -104,7 +106,7 @@ def test_two_concurrent_cli_runs_on_one_folder(tmp_path: Path) -> None:
     assert line.startswith(f"error: another run (pid {first.pid} on ") and str(out) in line
     assert first.returncode == 0, err[-2000:]
     ids = [json.loads(line)["episode_id"] for line in (out / "episodes.jsonl").read_text().splitlines()]
-    assert len(ids) == len(set(ids)) == 6 * 4 * 2
+    assert len(ids) == len(set(ids)) == 6 * 12 * 2
     assert not (out / LOCK_NAME).exists()
 
 
