@@ -1,8 +1,8 @@
 """The episode pages of a site, written in one process or in several (the same bytes either way).
 
-Episodes are grouped by task, so a process builds a task's environment once (the context replay
-needs its requirements) and meets the task's messages again in the token counter's cache; the
-groups go to the processes largest first. Each page is a file of its own, so the processes write
+Episodes are grouped by task, so a process builds a task's environment at most once (only a trace
+without recorded views needs one: the context replay binds its requirements) and meets the task's
+messages again in the token counter's cache; the groups go to the processes largest first. Each page is a file of its own, so the processes write
 into the site's temporary folder side by side; the index is written by the caller, in row order.
 """
 
@@ -91,31 +91,9 @@ def _results(root: Path, jobs: list[Job], groups: list[list[int]],
     from pushbench.tokens import encoding
 
     encoding()  # the vocabulary, loaded once before the fork instead of once per process
-    _warm(jobs)
     # leaving the block terminates and joins the processes, so none writes after an error
     with mp.get_context("fork").Pool(min(workers, len(work))) as pool:
         yield from zip(groups, pool.imap(_write_group, work, chunksize=1))
-
-
-def _warm(jobs: list[Job]) -> None:
-    """Build one RepoScan environment per snapshot before the fork: its search index (an AST parse
-    of the whole tree, cached per process by ``search_for``) is then inherited by every worker
-    instead of parsed again in each."""
-    ids = sorted({job.row["task_id"] for job in jobs if job.row["family"] == "reposcan"})
-    if not ids:
-        return
-    context = _Context()
-    try:
-        context.env("reposcan", ids[0])  # loads the family's tasks too
-        first: dict[str, str] = {}
-        for task_id in ids:
-            task = context.tasks["reposcan"].get(task_id)
-            if task is not None:
-                first.setdefault(task.repo, task_id)
-        for task_id in first.values():
-            context.env("reposcan", task_id)
-    finally:
-        context.close()
 
 
 def _write_group(work: tuple[Path, list[Job]]) -> list[Page]:
