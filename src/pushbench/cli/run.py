@@ -27,6 +27,23 @@ def _targets(value: str | None) -> list[int] | None:
         raise UserError(f"--target takes whole numbers separated by commas (e.g. 10,25); got {value!r}") from None
 
 
+def _split(value: str) -> str:
+    from pushbench.runner.grid import SPLITS
+
+    if value not in SPLITS:
+        raise UserError(f"--split takes {' or '.join(SPLITS)}; got {value!r}")
+    return value
+
+
+def _models(models: list[str], window: int | None) -> list[str]:
+    """SimLM profiles with ``--context-window`` become ``sim/P@N`` (the window is part of the condition)."""
+    from pushbench.policies.sim.profiles import window_suffix
+
+    if window is None:
+        return models
+    return [f"{m.partition('@')[0]}{window_suffix(window)}" if m.startswith("sim/") else m for m in models]
+
+
 def _check_run_options(workers: int, request_timeout: float | None, concurrency: int) -> None:
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
@@ -44,6 +61,9 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         target: Optional[str] = typer.Option(None, help="Only tasks with these targets N (comma-separated)."),
         seeds: int = typer.Option(1, help="Seeds per task and condition."),
         limit: Optional[int] = typer.Option(None, help="Only the first L tasks."),
+        task: Optional[str] = typer.Option(None, help="Only these tasks (comma-separated ids, any split)."),
+        task_split: str = typer.Option("short", "--split", help="The family's split: short, or long "
+                                       "(the long-horizon tasks of planning, corpus and sweissues)."),
         workers: int = typer.Option(1, help="Parallel worker processes."),
         out: Path = typer.Option(..., help="Output folder (episodes.jsonl, traces/); one run at a time."),
         progress: bool = typer.Option(True, help="Show a progress bar."),
@@ -53,8 +73,9 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
                                                         "models (default: params chat.request_timeout, 60)."),
         max_tokens: Optional[int] = typer.Option(None, min=0, help="Reply tokens per openai/* call (default: params "
                                                  "chat.max_tokens, 1024; 0 sends no limit)."),
-        context_window: Optional[int] = typer.Option(None, min=1, help="The openai/* model's context window in tokens "
-                                                     "(default: 128k, or the sim-* profile's)."),
+        context_window: Optional[int] = typer.Option(None, min=1, help="The model's context window in tokens: "
+                                                     "sim/* profiles run as sim/P@N (oldest turns trimmed); openai/* "
+                                                     "default 128k, or the sim-* profile's."),
         temperature: Optional[float] = typer.Option(None, min=0.0, max=2.0, help="Sampling temperature of openai/* "
                                                     "models (default: the server's)."),
         concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
@@ -70,8 +91,9 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
     from pushbench.scoring import load_episodes, score_run, summarize
 
     _check_run_options(workers, request_timeout, concurrency)
-    grid = Grid(family, split(controller), split(model), split(memory), split(backend), seeds, _targets(target),
-                limit, int(config.params("seed")))
+    grid = Grid(family, split(controller), _models(split(model), context_window), split(memory), split(backend), seeds,
+                _targets(target), limit, int(config.params("seed")), _split(task_split),
+                tuple(split(task)) if task else None)
     options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir,
                "max_tokens": max_tokens, "context_window": context_window, "temperature": temperature}
     try:

@@ -34,10 +34,15 @@ def check_model(model: str) -> None:
         raise GridError(f"unknown model {model!r}; use sim/<profile> or openai/<model> "
                         f"(known providers: {', '.join(PROVIDERS)})")
     if provider == "sim":
-        from pushbench.policies.sim.profiles import PROFILES
+        from pushbench.policies.sim.profiles import PROFILES, split_window
 
-        if name.removeprefix("sim-") not in PROFILES:
-            raise GridError(f"unknown SimLM profile {model!r}; known: {', '.join('sim/' + p for p in PROFILES)}")
+        try:
+            profile = split_window(name.removeprefix("sim-"))[0]
+        except KeyError as err:
+            raise GridError(str(err.args[0])) from None
+        if profile not in PROFILES:
+            raise GridError(f"unknown SimLM profile {model!r}; known: {', '.join('sim/' + p for p in PROFILES)} "
+                            "(a context window may follow: sim/base@8k)")
 
 
 def _shown(path: Path) -> str:
@@ -80,7 +85,14 @@ def check_grid(grid: Grid, manifest_root: Path | None = None) -> list[TaskSpec]:
     if missing:
         raise GridError(f"no {grid.family} task has target {', '.join(map(str, missing))}; "
                         f"targets that exist: {', '.join(map(str, targets))}")
-    tasks = grid.tasks(manifest_root)
+    try:
+        tasks = grid.tasks(manifest_root)
+    except ValueError as err:
+        raise GridError(str(err)) from None
     if not tasks:
-        raise GridError(f"the grid selects no {grid.family} task; targets that exist: {', '.join(map(str, targets))}")
+        from pushbench.runner.grid import task_split
+
+        splits = sorted({task_split(t) for t in every})
+        raise GridError(f"the grid selects no {grid.family} task; targets that exist: {', '.join(map(str, targets))}; "
+                        f"splits: {', '.join(splits)}")
     return tasks

@@ -13,7 +13,8 @@ from pushbench.runner.ray_exec import default_executor
 def experiment_grid(name: str) -> Grid:
     spec = config.params(f"experiments.{name}")
     return Grid(spec["family"], spec["controllers"], spec["models"], spec["memories"], spec["backends"],
-                int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")))
+                int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")),
+                spec.get("split", "short"))
 
 
 def run_experiment(name: str, workers: int | None = None, progress: bool = True,

@@ -40,10 +40,14 @@ class Grid:
     targets: list[int] | None = None
     limit: int | None = None
     master_seed: int = 0
+    split: str = "short"  # the family's split (long-horizon tasks say settings.split = "long")
+    task_ids: tuple[str, ...] | None = None  # exactly these tasks (any split), in manifest order
 
     def tasks(self, manifest_root: Path | None = None) -> list[TaskSpec]:
-        tasks = [t for t in load_tasks(self.family, manifest_root)
-                 if not self.targets or t.target in self.targets]
+        tasks = load_tasks(self.family, manifest_root)
+        if self.task_ids is not None:
+            return picked(tasks, self.task_ids, self.family)
+        tasks = [t for t in tasks if task_split(t) == self.split and (not self.targets or t.target in self.targets)]
         return tasks[: self.limit] if self.limit else tasks
 
     def episodes(self, manifest_root: Path | None = None) -> list[EpisodeSpec]:
@@ -53,3 +57,21 @@ class Grid:
         return [EpisodeSpec(self.family, t.task_id, c, m, model, b, s)
                 for t in tasks for c in self.controllers for m in self.memories
                 for model in self.models for b in self.backends for s in range(self.seeds)]
+
+
+SPLITS = ("short", "long")
+
+
+def task_split(task: TaskSpec) -> str:
+    """A task's split: ``settings.split`` where a family has long-horizon tasks, else "short"."""
+    return str(task.settings.get("split", "short"))
+
+
+def picked(tasks: list[TaskSpec], task_ids: tuple[str, ...], family: str) -> list[TaskSpec]:
+    """The tasks named by id, in manifest order; an unknown id is an error naming it."""
+    known = {t.task_id for t in tasks}
+    unknown = [t for t in task_ids if t not in known]
+    if unknown:
+        raise ValueError(f"no task {', '.join(unknown)} in the {family} manifest")
+    wanted = set(task_ids)
+    return [t for t in tasks if t.task_id in wanted]

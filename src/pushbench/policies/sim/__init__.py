@@ -14,7 +14,7 @@ from typing import Any
 
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import memory_skills, summary
-from pushbench.policies.sim.profiles import PROFILES, Profile, get_profile
+from pushbench.policies.sim.profiles import PROFILES, Profile, get_profile, window_suffix
 from pushbench.registry import MINDS
 from pushbench.tokens import count_tokens
 
@@ -36,7 +36,9 @@ def _mind_class(tools: list[dict[str, Any]]) -> type:
 class SimLM:
     def __init__(self, profile: str | Profile, cache_size: int = 64):
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
-        self.name = f"sim/{self.profile.name}"
+        default = PROFILES.get(self.profile.name)
+        suffix = window_suffix(self.profile.window) if default and default.window != self.profile.window else ""
+        self.name = f"sim/{self.profile.name}{suffix}"
         self.context_window = self.profile.window
         self._minds: OrderedDict[tuple[int, type], Any] = OrderedDict()
         self._cache_size = cache_size

@@ -128,8 +128,29 @@ def calibrated(priors: dict[str, Profile], fitted: dict[str, dict[str, object]])
 PROFILES: dict[str, Profile] = calibrated(PRIORS, load_fitted())
 
 
+def split_window(name: str) -> tuple[str, int | None]:
+    """``base@8k`` -> ("base", 8000): a profile name with an optional context-window override in
+    tokens (``k`` = 1,000), so a window sweep is a grid of model names (``sim/base@8k``)."""
+    key, at, window = name.partition("@")
+    if not at:
+        return key, None
+    digits = window[:-1] if window.lower().endswith("k") else window
+    if not digits.isdigit() or int(digits) < 1:
+        raise KeyError(f"bad SimLM context window {window!r} in {name!r}: use @<tokens> or @<n>k (e.g. sim/base@8k)")
+    return key, int(digits) * (1000 if window.lower().endswith("k") else 1)
+
+
+def window_suffix(window: int) -> str:
+    """The ``@...`` suffix naming a window override (8000 -> "@8k", 8192 -> "@8192")."""
+    return f"@{window // 1000}k" if window % 1000 == 0 else f"@{window}"
+
+
 def get_profile(name: str, **overrides: object) -> Profile:
-    key = name.removeprefix("sim/").removeprefix("sim-")
+    """A profile by name (``sim/base``, ``sim-base``, ``base``), optionally with a window override
+    (``sim/base@8k``); ``overrides`` replace any other field."""
+    key, window = split_window(name.removeprefix("sim/").removeprefix("sim-"))
     if key not in PROFILES:
         raise KeyError(f"unknown SimLM profile {name!r}; known: {', '.join('sim/' + p for p in PROFILES)}")
+    if window is not None:
+        overrides = {"window": window, **overrides}
     return replace(PROFILES[key], **overrides) if overrides else PROFILES[key]
