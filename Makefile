@@ -40,8 +40,10 @@ test: install browser
 	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)
 	$(PY) -m pytest -n 2 tests
 
+# The DVC pipeline with up to params run.stages stage commands at once (pushbench.pipeline: DVC decides
+# what is stale and writes dvc.lock; plain `dvc repro` runs the same stages one at a time, same bytes).
 repro: install
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pushbench.pipeline
 	$(PY) -m pushbench.readme  # the result tables in README.md and docs/*.md = the regenerated paper_figures tables
 
 bench: install
