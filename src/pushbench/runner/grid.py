@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pushbench.tasks import load_tasks
-from pushbench.tasks.base import TaskSpec
+from pushbench.tasks.base import TaskSpec, task_split
 
 
 @dataclass(frozen=True)
@@ -60,11 +60,6 @@ class Grid:
 
 
 SPLITS = ("short", "long")
-
-
-def task_split(task: TaskSpec) -> str:
-    """A task's split: ``settings.split`` where a family has long-horizon tasks, else "short"."""
-    return str(task.settings.get("split", "short"))
 
 
 def picked(tasks: list[TaskSpec], task_ids: tuple[str, ...], family: str) -> list[TaskSpec]:

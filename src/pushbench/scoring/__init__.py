@@ -19,7 +19,7 @@ from pushbench import config
 from pushbench.scoring.diagnostics import RepetitionRule, diagnose, family_deliverable
 from pushbench.scoring.metrics import CONDITION, common_metrics, load_episodes, summarize
 from pushbench.tasks import get_family, load_tasks
-from pushbench.tasks.base import TaskSpec
+from pushbench.tasks.base import TaskSpec, task_split
 
 SCORED = "scored.jsonl"
 
@@ -34,7 +34,7 @@ def score_events(events: list[dict[str, Any]], task: TaskSpec, rule: RepetitionR
     family = get_family(task.family)
     common = common_metrics(events, task.target, task.budget)
     found = diagnose(events, task.target, common["success"], family_deliverable(task.family), rule or repetition_rule())
-    return {**common, **found.row(), **family.episode_metrics(events, task)}
+    return {**common, "split": task_split(task), **found.row(), **family.episode_metrics(events, task)}
 
 
 def repetition_rule() -> RepetitionRule:

@@ -53,6 +53,11 @@ class TaskFamily(Protocol):
     def episode_metrics(self, events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]: ...
 
 
+def task_split(task: TaskSpec) -> str:
+    """A task's split: ``settings.split`` where a family has long-horizon tasks ("long"), else "short"."""
+    return str(task.settings.get("split", "short"))
+
+
 def write_manifest(path: Path, tasks: list[TaskSpec]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = [json.dumps(t.model_dump(), sort_keys=True) for t in sorted(tasks, key=lambda t: t.task_id)]
