@@ -2,7 +2,7 @@
 
 For each run named in ``params.yaml`` ``recall.runs``, an even sample of its episodes (every k-th
 by id, ``recall.episodes`` in all) is replayed through each memory of ``recall.memories`` at
-``recall.budget`` tokens, in ``run.workers`` processes (chunks of episodes; the same rows in one); ``data/results/recall.jsonl`` gets one sorted-key row per (run, family,
+``recall.budget`` tokens (and the window sweep's runs at each of ``recall.sweep.budgets``), in ``run.workers`` processes (chunks of episodes; the same rows in one); ``data/results/recall.jsonl`` gets one sorted-key row per (run, family,
 memory, action bucket) with the decisions, needed and recalled evidence units and the share.
 No model is involved: this measures the memories themselves.
 """
@@ -76,17 +76,27 @@ def merge(budget: int, memories: list[str], parts: list[RecallResult]) -> Recall
     return out
 
 
+def planned(settings: dict) -> list[tuple[str, int, int]]:
+    """(run, budget, episodes) for every replay: ``runs`` at ``budget``, and the window sweep's
+    ``sweep.runs`` at each of ``sweep.budgets`` (the same episodes at every budget)."""
+    out = [(run, int(settings["budget"]), int(settings["episodes"])) for run in settings["runs"]]
+    sweep = settings.get("sweep") or {}
+    out += [(run, int(budget), int(sweep["episodes"])) for run in sweep.get("runs", ()) for budget in sweep["budgets"]]
+    return out
+
+
 def main(workers: int | None = None) -> Path:
     settings = config.params("recall")
-    memories, budget = list(settings["memories"]), int(settings["budget"])
+    memories = list(settings["memories"])
+    plan = planned(settings)
     jobs = []
-    for run in settings["runs"]:
-        ids = sampled_ids(config.RUNS / run, int(settings["episodes"]))
+    for run, budget, episodes in plan:
+        ids = sampled_ids(config.RUNS / run, episodes)
         jobs += [(config.RUNS / run, ids[i: i + CHUNK], memories, budget) for i in range(0, len(ids), CHUNK)]
     results = recall_jobs(jobs, workers or int(config.params("run.workers")))
     rows: list[dict] = []
-    for run in settings["runs"]:
-        parts = [result for job, result in zip(jobs, results) if job[0] == config.RUNS / run]
+    for run, budget, _ in plan:
+        parts = [result for job, result in zip(jobs, results) if job[0] == config.RUNS / run and job[3] == budget]
         rows += rows_of(run, config.params(f"experiments.{run}.family"), merge(budget, memories, parts))
     out = config.RESULTS / "recall.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
