@@ -70,8 +70,14 @@ def test_index_rows_and_a_filter(page: Any, small_site: Path) -> None:
     page.locator('th[data-col="valid_count"]').click()
     shown = [int(x) for x in page.locator("tr.episode-row td:nth-child(10)").all_inner_texts()]
     assert shown == sorted(r["valid_count"] for r in expected)
+    assert "memory=memgpt" in page.url and "controller=gated" in page.url  # the filters are in the URL
+    page.reload()
+    page.wait_for_selector("#episodes")
+    assert page.locator("#count").inner_text() == "2 of 8 episodes"  # ... so a reload or a link keeps them
+    assert page.locator("#filter-memory").input_value() == "memgpt"
     page.select_option("#filter-memory", "")
     page.select_option("#filter-controller", "")
+    assert page.locator("#count").inner_text() == "8 of 8 episodes" and "memory=" not in page.url
 
 
 def known_step(site: Path) -> tuple[dict[str, Any], dict[str, Any], int, dict[str, Any]]:
@@ -97,6 +103,9 @@ def test_episode_page_shows_a_known_verdict_and_the_count_plot(page: Any, small_
     assert f"target {row['target']}" in plot.text_content()
     if row["reported_count"] is not None:
         assert f"reported {row['reported_count']}" in plot.text_content()
+    ticks = plot.locator("text.y-tick").all_text_contents()  # the verified count is labelled, not only the steps
+    assert {"0", str(row["target"]), str(row["valid_count"])} == set(ticks)
+    assert plot.locator("text.y-label").text_content() == "verified"
     shot(page, "episode.png")
 
 
@@ -151,3 +160,14 @@ def test_a_fork_is_shown_beside_its_parent(page: Any, small_run: Path, tmp_path_
     turn = int(text.rsplit(" ", 1)[1]) if "first different" in text else None
     assert turn is None or turn >= 3  # the two replayed turns are the parent's
     shot(page, "fork.png")
+    page.goto((site / "index.html").as_uri())  # the index: experiments by default, forks apart
+    page.wait_for_selector("#episodes")
+    rows = index_rows(site)
+    experiments = [r for r in rows if not r["parent"]]
+    assert page.locator("#filter-kind").input_value() == "experiment"
+    assert page.locator("#count").inner_text() == f"{len(experiments)} of {len(rows)} episodes"
+    page.select_option("#filter-kind", "fork")
+    assert page.locator("#count").inner_text() == f"{len(rows) - len(experiments)} of {len(rows)} episodes"
+    assert "kind=fork" in page.url
+    page.select_option("#filter-kind", "")
+    assert page.locator("#count").inner_text() == f"{len(rows)} of {len(rows)} episodes"

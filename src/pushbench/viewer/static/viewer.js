@@ -5,7 +5,8 @@
 "use strict";
 
 const PB = (() => {
-  const FILTERS = ["run", "family", "model", "controller", "memory", "backend", "outcome", "termination"];
+  const FILTERS = ["kind", "run", "family", "model", "controller", "memory", "backend", "outcome", "termination"];
+  const DEFAULTS = { kind: "experiment" };  // forks replay an experiment's episode: shown apart unless asked for
   const CONDITION = ["family", "model", "backend", "memory", "controller"];
   const SHOWN = ["task_id", "model", "controller", "memory", "backend", "seed", "outcome", "termination",
     "valid_count", "target", "reported_count", "steps", "budget", "llm_calls", "input_tokens"];
@@ -42,6 +43,7 @@ const PB = (() => {
   // ------------------------------------------------------------------ data
   function index(data) {
     state.rows = data.rows.map((values) => Object.fromEntries(data.columns.map((c, i) => [c, values[i]])));
+    for (const row of state.rows) row.kind = row.parent ? "fork" : "experiment";
     for (const row of state.rows) state.byKey.set(keyOf(row), row);
     state.notes = data.notes || [];
     if (state.rows.some((r) => r.parent)) SHOWN.push("fork_step");
@@ -83,7 +85,24 @@ const PB = (() => {
     window.scrollTo(0, 0);
     if (p.get("cmp") && p.get("with")) return showCompare(p.get("cmp"), p.get("with"));
     if (p.get("ep")) return showEpisode(p.get("ep"), p.get("step"));
+    state.filters = {};
+    for (const f of FILTERS) {
+      const value = p.has(f) ? p.get(f) : DEFAULTS[f];
+      if (value) state.filters[f] = value;
+    }
     showIndex();
+  }
+  // The index's filters live in the URL (a link or a reload shows the same rows); a default is left out.
+  function setFilter(f, value) {
+    const p = new URLSearchParams();
+    for (const g of FILTERS) {
+      const v = g === f ? value : (state.filters[g] || "");
+      if (v !== (DEFAULTS[g] || "")) p.set(g, v);
+    }
+    state.shown = PAGE;
+    const hash = p.toString();
+    if (location.hash.replace(/^#/, "") === hash) showIndex();
+    else location.hash = hash;
   }
   const link = (hash, text) => el("a", { href: "#" + new URLSearchParams(hash).toString(), text });
   function failed(err) { app().replaceChildren(el("p", { class: "error", text: String(err.message || err) })); }
@@ -100,8 +119,8 @@ const PB = (() => {
     const bar = el("div", { class: "filters" });
     for (const f of FILTERS) {
       const values = [...new Set(state.rows.map((r) => String(r[f])))].sort();
-      if (f === "run" && values.length < 2) continue;
-      const select = el("select", { id: "filter-" + f, onchange: (e) => { state.filters[f] = e.target.value; state.shown = PAGE; showIndex(); } },
+      if ((f === "run" || f === "kind") && values.length < 2) continue;
+      const select = el("select", { id: "filter-" + f, onchange: (e) => setFilter(f, e.target.value) },
         el("option", { value: "", text: "all" }), values.map((v) => el("option", { value: v, text: v, selected: state.filters[f] === v })));
       bar.append(el("label", {}, f, select));
     }
@@ -183,7 +202,7 @@ const PB = (() => {
 
   function plot(data, width = 560, height = 220, id = "count-plot") {
     const row = data.row;
-    const pad = { l: 40, r: 16, t: 12, b: 32 };
+    const pad = { l: 48, r: 16, t: 12, b: 32 };
     const lastStep = data.curve[data.curve.length - 1][0];
     const xMax = Math.max(lastStep, 1);
     const reported = data.end && data.end.reported !== undefined ? data.end.reported : null;
@@ -217,9 +236,18 @@ const PB = (() => {
       t.textContent = "reported " + reported;
       svg.append(t);
     }
-    const top = svgEl("text", { x: pad.l - 6, y: y(0), "text-anchor": "end" });
-    top.textContent = "0";
-    svg.append(top);
+    const finalCount = data.curve[data.curve.length - 1][1];
+    const ticks = [...new Set([0, row.target || 0, finalCount].map(Math.round))].sort((a, b) => a - b);
+    for (const c of ticks) {
+      svg.append(svgEl("line", { x1: pad.l - 3, x2: pad.l, y1: y(c), y2: y(c), stroke: "#888" }));
+      const tick = svgEl("text", { class: "y-tick", x: pad.l - 6, y: y(c) + 4, "text-anchor": "end" });
+      tick.textContent = String(c);
+      svg.append(tick);
+    }
+    const yLabel = svgEl("text", { class: "y-label", x: 10, y: (pad.t + y(0)) / 2, "text-anchor": "middle",
+      transform: `rotate(-90 10 ${(pad.t + y(0)) / 2})` });
+    yLabel.textContent = "verified";
+    svg.append(yLabel);
     return svg;
   }
 
