@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -68,8 +69,21 @@ class Driver:
         self.times.append(result)
         print(f"done {result.name}: {_minutes(result.wall)} wall, {_minutes(result.cpu)} CPU", flush=True)
 
+    def stop(self, signum: int, _frame: object) -> None:
+        """A kill or Ctrl-C: end the running stage commands too (their dvc.lock entries stay old,
+        so the next run redoes them), then exit as the signal would."""
+        for run in self.running.values():
+            if run.process.poll() is None:
+                run.process.terminate()
+        for run in self.running.values():
+            run.process.wait()
+        print(f"stopped: {', '.join(r.name for r in self.running.values()) or 'no stage'} interrupted", file=sys.stderr)
+        sys.exit(128 + signum)
+
     def run(self) -> int:
         started = time.perf_counter()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self.stop)
         self.start_ready()
         while self.running:
             self.finish(wait_any(self.running))
