@@ -26,9 +26,13 @@ Z95 = 1.959963984540054
 MIN_SEGMENT_TASKS = 30  # Fig. 3 keeps a length segment only if it holds this many tasks (App. B.3)
 
 
-def eval_rows(episodes: pd.DataFrame) -> pd.DataFrame:
-    """The methods' episodes on the three families, matched within each family and model."""
+def eval_rows(episodes: pd.DataFrame, split: str = "short") -> pd.DataFrame:
+    """The methods' episodes on the three families' ``split`` (short, or the long-horizon tasks),
+    matched within each family and model. Window-sweep models (``sim/base@8k``) are left out: each
+    model runs with its own window here."""
+    splits = episodes["split"] if "split" in episodes else pd.Series("short", index=episodes.index)
     keep = (episodes.controller == "standard") & (episodes.backend == "native") & episodes.memory.isin(METHODS)
+    keep &= (splits.fillna("short") == split) & ~episodes.model.astype(str).str.contains("@", regex=False)
     return matched(episodes[keep & episodes.family.isin(FAMILIES)].reset_index(drop=True))
 
 
