@@ -110,7 +110,7 @@ MEMORIES = Registry("memory", {
 })
 
 BACKENDS = Registry("backend", {
-    "native": Entry("pushbench.backends.native:run_native", meta={"async": "pushbench.backends.native:arun_native"}),
+    "native": "pushbench.backends.native:run_native",
     "langgraph": Entry("pushbench.backends.langgraph:run_langgraph", meta={
         "resumable": True, "fork": "pushbench.fork_langgraph:fork_on_langgraph"}),  # forks branch its checkpoints
 })
