@@ -58,6 +58,23 @@ class ChatPolicyError(RuntimeError):
     """A call that cannot succeed (bad request, bad key, retries exhausted)."""
 
 
+class EndpointError(ValueError):
+    """The check before a run found the endpoint unreachable, the key refused or the model not served."""
+
+
+KEY_VARIABLE = "OPENAI_API_KEY"
+
+
+def _message(err: Exception) -> str:
+    """An SDK error's own message, in one short line."""
+    body = getattr(err, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        if isinstance(inner.get("message"), str):
+            return " ".join(inner["message"].split())[:300]
+    return " ".join(str(err).split())[:300]
+
+
 def window_for(model: str) -> int:
     """A model's context window: SimLM's profile for ``sim-*`` names, else a 128k default."""
     if model.startswith("sim-"):
@@ -130,7 +147,8 @@ class ChatPolicy:
         self.api_key = (self.options.api_key or os.environ.get("OPENAI_API_KEY")
                         or (LOCAL_KEY if self.endpoint else None))
         if not self.api_key:
-            raise ValueError("openai/* models need OPENAI_API_KEY (or --base-url for a local server)")
+            raise EndpointError(f"{self.name} needs an API key: set {KEY_VARIABLE} (a local server given with "
+                                "--base-url needs none)")
         self.cache = ResponseCache(self.options.cache_dir or default_cache_dir()) if self.options.cache else None
         self.stats = ChatStats()
         self.meter = meter or Meter()  # the run's spend meter (caps); alone, it only counts
@@ -278,6 +296,31 @@ class ChatPolicy:
                                          timeout=self.options.request_timeout, **self._http_client())
         return self._client
 
+    # --- the check before a run ----------------------------------------------------------
+    def check_endpoint(self) -> None:
+        """Before the first call of a run: the endpoint answers, takes the key and serves the model
+        (one ``GET /models``, which costs no tokens); else ``EndpointError`` saying which."""
+        client = self.client().with_options(max_retries=1, timeout=min(30.0, self.options.request_timeout))
+        where = str(client.base_url).rstrip("/")
+        try:
+            served = [m.id for m in client.models.list()]
+        except openai.AuthenticationError as err:
+            raise EndpointError(f"{self.name}: {where} refused the API key (HTTP 401); check {KEY_VARIABLE}: "
+                                f"{_message(err)}") from None
+        except openai.PermissionDeniedError as err:
+            raise EndpointError(f"{self.name}: {where} refused access (HTTP 403): {_message(err)}") from None
+        except openai.NotFoundError:
+            return  # a server without a model list (some gateways): the first call will tell
+        except openai.APIConnectionError as err:
+            raise EndpointError(f"{self.name}: cannot reach {where} ({_message(err)}); is the server "
+                                "running and --base-url right?") from None
+        except openai.APIStatusError as err:
+            raise EndpointError(f"{self.name}: {where} answered HTTP {err.status_code} to GET /models: "
+                                f"{_message(err)}") from None
+        if served and self.model not in served:
+            shown = ", ".join(sorted(served)[:12]) + (", ..." if len(served) > 12 else "")
+            raise EndpointError(f"{self.name}: {where} does not serve a model {self.model!r}; it serves {shown}")
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
@@ -291,7 +334,7 @@ def resolve_options(**options: Any) -> ChatOptions:
     return ChatOptions.from_kwargs(**{**param_defaults(), **given})
 
 
-__all__ = ["DEFAULT_MAX_TOKENS", "ChatOptions", "ChatPolicy", "ChatPolicyError", "ChatStats", "PolicyStop",
+__all__ = ["DEFAULT_MAX_TOKENS", "ChatOptions", "ChatPolicy", "ChatPolicyError", "ChatStats", "EndpointError", "PolicyStop",
            "chat_policy", "default_cache_dir", "is_context_overflow", "resolve_options", "window_for"]
 
 
