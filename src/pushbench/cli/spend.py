@@ -60,7 +60,7 @@ def check_endpoint(model: str, options: dict[str, Any]) -> None:
         raise UserError(str(err)) from None
 
 
-def show(episodes: Any, by: list[str] | None, fmt: TableFormat) -> None:
+def show(episodes: Any, by: list[str] | None, fmt: TableFormat, prices: Any = None) -> None:
     """The metrics per condition, then (rich and Markdown) the usage per condition; CSV gets one
     table holding both."""
     from pushbench.prices import load_prices
@@ -79,7 +79,7 @@ def show(episodes: Any, by: list[str] | None, fmt: TableFormat) -> None:
     typer.echo("")
     print_table(usage, fmt)
     typer.echo(f"usage: llm_calls counts every model call, from the response cache too; requests are HTTP "
-               f"attempts; cost_usd is the episodes' tokens at {load_prices().label()}, empty where a model "
+               f"attempts; cost_usd is the episodes' tokens at {(prices or load_prices()).label()}, empty where a model "
                "has no price")
 
 
@@ -97,7 +97,7 @@ def finish(out: Path, meter: Any, fmt: TableFormat, incomplete: Any = None, api:
     from pushbench.scoring import load_episodes, score_run
 
     if (out / "episodes.jsonl").is_file() and (out / "episodes.jsonl").stat().st_size:
-        show(load_episodes(score_run(out)), None, fmt)
+        show(load_episodes(score_run(out, prices=meter.prices)), None, fmt, meter.prices)
     if api:
         typer.echo(spent_line(meter), err=True)
     if incomplete is not None:

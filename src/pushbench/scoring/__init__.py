@@ -69,8 +69,9 @@ def read_trace(path: Path) -> dict[str, Any]:
     return json.loads(gzip.decompress(path.read_bytes()))  # one call (GzipFile reads in 8 KiB Python steps)
 
 
-def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
-    """Write ``run_dir/scored.jsonl`` and ``run_dir/summary.json``; return the scored file."""
+def score_run(run_dir: Path, manifest_root: Path | None = None, prices: PriceTable | None = None) -> Path:
+    """Write ``run_dir/scored.jsonl`` and ``run_dir/summary.json``; return the scored file.
+    ``prices``: the table of ``cost_usd`` (default params.yaml ``prices``)."""
     run_dir = Path(run_dir)
     raw_path = run_dir / "episodes.jsonl"
     if not raw_path.is_file():
@@ -78,7 +79,7 @@ def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
     raws = [json.loads(line) for line in raw_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     tasks: dict[str, dict[str, TaskSpec]] = {}
     lines = []
-    rule, prices = repetition_rule(), load_prices()
+    rule, prices = repetition_rule(), prices or load_prices()
     for raw in raws:
         family = raw["family"]
         if family not in tasks:
