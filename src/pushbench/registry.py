@@ -118,6 +118,7 @@ BACKENDS = Registry("backend", {
 PROVIDERS = Registry("model provider", {  # model names are provider/name
     "sim": Entry("pushbench.policies.sim:SimLM", meta={"api": False}),
     "openai": Entry("pushbench.policies.chat:chat_policy", meta={"api": True}),
+    "litellm": Entry("pushbench.policies.litellm:litellm_policy", meta={"api": True}),  # the litellm extra
 })
 
 # SimLM's per-family minds. Each declares the exact tool set of the family it reads (memory tools

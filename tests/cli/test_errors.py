@@ -36,7 +36,7 @@ BAD = [
     ("run", ["--memory", "nope", "--out", "{tmp}/o"], "unknown memory 'nope' in --memory; known: full"),
     ("run", ["--backend", "nope", "--out", "{tmp}/o"], "unknown backend 'nope' in --backend; known: native"),
     ("run", ["--model", "sim/nope", "--out", "{tmp}/o"], "unknown SimLM profile 'sim/nope'; known: sim/mini"),
-    ("run", ["--model", "gpt4", "--out", "{tmp}/o"], "unknown model 'gpt4'; use sim/<profile> or openai/<model>"),
+    ("run", ["--model", "gpt4", "--out", "{tmp}/o"], "unknown model 'gpt4'; use sim/<profile>, openai/<model> or litellm/<provider>/<model>"),
     ("run", ["--workers", "0", "--out", "{tmp}/o"], "--workers must be at least 1"),
     ("run", ["--limit", "0", "--out", "{tmp}/o"], "--limit must be at least 1"),
     ("run", ["--seeds", "x", "--out", "{tmp}/o"], "Invalid value for '--seeds'"),

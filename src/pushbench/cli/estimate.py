@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from pushbench.cli.base import UserError, need_root, split
+from pushbench.cli.base import UserError, experiment_name, need_root, split, targets
 from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
 
 
@@ -71,14 +71,13 @@ def estimate_cmd(experiment: Optional[str] = typer.Argument(None, help="An exper
     """Estimate a grid's model calls, input/output tokens and cost before running it."""
     need_root()
     from pushbench import config
-    from pushbench.cli.run import _experiment_name, _targets
     from pushbench.runner import Grid
     from pushbench.runner.experiment import experiment_grid
 
     if experiment is not None:
-        _experiment_name(experiment)
+        experiment_name(experiment)
         grid = experiment_grid(experiment, split(model) or None)
     else:
         grid = Grid(family, split(controller), split(model) or ["sim/base"], split(memory), ["native"], seeds,
-                    _targets(target), limit, int(config.params("seed")))
+                    targets(target), limit, int(config.params("seed")))
     print_estimate(grid, prices, {"context_window": context_window}, like=like, fmt=fmt)

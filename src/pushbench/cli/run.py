@@ -12,21 +12,12 @@ import typer
 from rich.console import Console
 
 from pushbench import config
-from pushbench.cli.base import UserError, need_root, split
+from pushbench.cli.base import UserError, experiment_name, need_root, split, targets
 from pushbench.cli.estimate import print_estimate
 from pushbench.cli.spend import MAX_COST, MAX_TOTAL_TOKENS, PRICES, finish, meter_for, show
 from pushbench.cli.tables import FORMAT_OPTION, TableFormat
 
 console = Console()
-
-
-def _targets(value: str | None) -> list[int] | None:
-    if not value:
-        return None
-    try:
-        return [int(t) for t in split(value)]
-    except ValueError:
-        raise UserError(f"--target takes whole numbers separated by commas (e.g. 10,25); got {value!r}") from None
 
 
 def _split(value: str) -> str:
@@ -95,7 +86,7 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
 
     _check_run_options(workers, request_timeout, concurrency)
     grid = Grid(family, split(controller), _models(split(model), context_window), split(memory), split(backend), seeds,
-                _targets(target), limit, int(config.params("seed")), _split(task_split),
+                targets(target), limit, int(config.params("seed")), _split(task_split),
                 tuple(split(task)) if task else None)
     options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir,
                "max_tokens": max_tokens, "context_window": context_window, "temperature": temperature}
@@ -181,13 +172,6 @@ def _summary(path: Path, by: list[str] | None) -> tuple[Any, list[str] | None]:
     return episodes, by
 
 
-def _experiment_name(name: str) -> None:
-    from pushbench.runner.experiment import experiment_names
-
-    if name not in experiment_names():
-        raise UserError(f"no experiment {name!r} in params.yaml; experiments: {', '.join(experiment_names())}")
-
-
 def experiment(name: str = typer.Argument(..., help="A key under `experiments` in params.yaml."),
                workers: Optional[int] = typer.Option(None, min=1, help="Default: params run.workers."),
                progress: bool = typer.Option(True),
@@ -214,7 +198,7 @@ def experiment(name: str = typer.Argument(..., help="A key under `experiments` i
     from pushbench.runner.experiment import experiment_chat, experiment_grid, write_experiment_record
     from pushbench.runner.ray_exec import default_executor
 
-    _experiment_name(name)
+    experiment_name(name)
     if model and out is None:
         raise UserError("--model runs the experiment's grid on another model: give its own --out folder "
                         "(data/runs/NAME is the pipeline's)")

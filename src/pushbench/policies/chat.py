@@ -143,24 +143,33 @@ class ChatPolicy:
         self.model = model
         self.name = f"{self.provider}/{model}"
         self.context_window = self._prompt_window()
-        self.endpoint = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
-        self.api_key = (self.options.api_key or os.environ.get("OPENAI_API_KEY")
-                        or (LOCAL_KEY if self.endpoint else None))
-        if not self.api_key:
-            raise EndpointError(f"{self.name} needs an API key: set {KEY_VARIABLE} (a local server given with "
-                                "--base-url needs none)")
+        self.endpoint = self._endpoint()
+        self.api_key = self._key()
         self.cache = ResponseCache(self.options.cache_dir or default_cache_dir()) if self.options.cache else None
         self.stats = ChatStats()
         self.meter = meter or Meter()  # the run's spend meter (caps); alone, it only counts
         self._spent = 0.0  # seconds of model calls in this episode (a policy serves one episode)
         self._client: openai.OpenAI | None = None
 
+    def _endpoint(self) -> str:
+        return (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+
+    def _key(self) -> str | None:
+        key = self.options.api_key or os.environ.get(KEY_VARIABLE) or (LOCAL_KEY if self.endpoint else None)
+        if not key:
+            raise EndpointError(f"{self.name} needs an API key: set {KEY_VARIABLE} (a local server given with "
+                                "--base-url needs none)")
+        return key
+
+    def _window(self) -> int:
+        return window_for(self.model)
+
     def _prompt_window(self) -> int:
         """Tokens the memory may fill: the model's window less the reply's ``max_tokens``. A
         sim-* profile's own window describes SimLM's attention, not a server limit, so it is
         used whole (serve-sim episodes stay identical to in-process ones)."""
-        window = self.options.context_window or window_for(self.model)
-        simulated = self.options.context_window is None and self.model.startswith("sim-")
+        window = self.options.context_window or self._window()
+        simulated = self.options.context_window is None and self.model.split("/")[-1].startswith("sim-")
         return window if simulated else max(1, window - self.options.max_tokens)
 
     # --- the request ----------------------------------------------------------------------
