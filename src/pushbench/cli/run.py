@@ -239,13 +239,24 @@ def aggregate_cmd() -> None:
     console.print(f"aggregated -> {path.relative_to(config.ROOT)}")
 
 
-def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form).")) -> None:
-    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/."""
+def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form)."),
+                 results: Optional[Path] = typer.Option(None, help="A results folder, or a run folder of "
+                                                        "`pushbench experiment NAME --model M --out DIR` "
+                                                        "(default: data/results, the pipeline's)."),
+                 out: Optional[Path] = typer.Option(None, help="With --results: where the executed notebook and "
+                                                    "its figures go (default: RESULTS/notebooks).")) -> None:
+    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/
+    (with --results, to OUT/figures/NAME/)."""
     need_root()
-    from pushbench.notebooks import run_configured
+    from pushbench.notebooks import run_configured, run_on
 
     source = config.ROOT / "notebooks" / f"{name}.py"
     if not source.is_file() or name != Path(name).name:
         known = sorted(p.stem for p in (config.ROOT / "notebooks").glob("*.py"))
         raise UserError(f"no notebook {name!r}; notebooks: {', '.join(known)}")
+    if results is not None:
+        if not results.is_dir():
+            raise UserError(f"--results {results} is not a folder")
+        console.print(f"executed {name} -> {run_on(name, results, out or results / 'notebooks')}")
+        return
     console.print(f"executed {name} -> {os.path.relpath(run_configured(name), config.ROOT)}")
