@@ -251,3 +251,23 @@ def test_api_model_episodes_on_ray_equal_in_process_simlm(cluster: str, sim_serv
         assert ray_run[name] == local[name], name
     used = parity.exercised(tmp_path / "ray")
     assert used["summaries"] > 0 and used["memory_calls"] > 0, used
+
+
+@pytest.mark.slow
+def test_a_spend_cap_holds_across_the_ray_actors(cluster: str, sim_server: str, tmp_path: Path) -> None:
+    """One meter actor for the run: the first response reaches a one-token cap, every other episode
+    stops at its next request, unwritten, and the driver's meter learns what was spent."""
+    from pushbench.policies.spend import Meter
+    from pushbench.runner import RunIncomplete
+
+    tasks = [t for t in load_tasks("reposcan") if t.repo == "requests"][:2]
+    write_manifest(tmp_path / "m" / "reposcan.jsonl", tasks)
+    grid = Grid("reposcan", ["standard", "stateqgp"], ["openai/sim-base"], ["full"], ["native"], 1, None, None, SEED)
+    meter = Meter(max_total_tokens=1)
+    with pytest.raises(RunIncomplete) as stop:
+        run_grid(grid, tmp_path / "ray", workers=2, progress=False, manifest_root=tmp_path / "m", executor="ray",
+                 policy_options={"base_url": sim_server, "request_timeout": 30, "cache": False}, concurrency=2,
+                 meter=meter)
+    assert stop.value.reason == "max_total_tokens" and len(stop.value.left) == 4
+    assert (tmp_path / "ray" / "episodes.jsonl").read_text() == ""
+    assert meter.spend.responses >= 1 and meter.halted is not None

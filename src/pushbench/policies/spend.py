@@ -21,9 +21,12 @@ class RunHalted(Exception):
     """No new model request in this run: a spend cap was reached, or the run was stopped."""
 
     def __init__(self, reason: str, detail: str):
-        super().__init__(f"{reason}: {detail}")
+        super().__init__(reason, detail)  # both in ``args``: it pickles (Ray's meter actor returns it)
         self.reason = reason  # "max_cost" | "max_total_tokens" | "endpoint_failing" | "interrupted"
         self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.detail}"
 
 
 @dataclass
