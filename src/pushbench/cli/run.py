@@ -60,8 +60,8 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         workers: int = typer.Option(1, help="Parallel worker processes."),
         out: Path = typer.Option(..., help="Output folder (episodes.jsonl, traces/); one run at a time."),
         progress: bool = typer.Option(True, help="Show a progress bar."),
-        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint for openai/* models "
-                                               "(default $OPENAI_BASE_URL, else OpenAI); key from $OPENAI_API_KEY."),
+        base_url: Optional[str] = typer.Option(None, help="Endpoint of openai/* models (default $OPENAI_BASE_URL, "
+                                               "else OpenAI; key from $OPENAI_API_KEY) or of litellm/* models."),
         request_timeout: Optional[float] = typer.Option(None, help="Seconds per HTTP attempt of openai/* "
                                                         "models (default: params chat.request_timeout, 60)."),
         max_tokens: Optional[int] = typer.Option(None, min=0, help="Reply tokens per openai/* call (default: params "
@@ -71,7 +71,7 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
                                                      "default 128k, or the sim-* profile's."),
         temperature: Optional[float] = typer.Option(None, min=0.0, max=2.0, help="Sampling temperature of openai/* "
                                                     "models (default: the server's)."),
-        concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
+        concurrency: int = typer.Option(8, help="API-model episodes in flight at once (threads)."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
         cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses)."),
         executor: Optional[str] = typer.Option(None, help="local (worker processes) or ray (Ray tasks on $RAY_ADDRESS, "
