@@ -184,3 +184,43 @@ def test_an_experiment_runs_on_another_model_into_its_own_folder(server: ServeSi
     assert json.loads((out / "experiment.json").read_text())["experiment"] == "tiny"
     assert "this run: " in result.stderr
     assert invoke("summarize", str(out)).exit_code == 0
+
+
+# --------------------------------------------------------------------------- the estimate
+
+def test_the_estimate_takes_recorded_episodes_then_the_family_model(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded sim/base episodes stand in for an API model, seed by seed, then as a mean over
+    seeds; the rest come from the family model. The RepoScan main grid is estimated in < 10 s."""
+    import time
+
+    from pushbench.estimate import estimate, family_model, window_of
+    from pushbench.runner.experiment import experiment_grid
+
+    grid = experiment_grid("reposcan-main", ["openai/gpt-4o-mini"])
+    tasks = grid.tasks()
+    first, second = tasks[0], tasks[1]
+    run = tmp_path / "runs" / "recorded"
+    run.mkdir(parents=True)
+    rows_ = [{"family": "reposcan", "task_id": first.task_id, "controller": c, "memory": "full", "model": "sim/base",
+              "seed": s, "llm_calls": 10 + s, "input_tokens": 1000 * (s + 1), "output_tokens": 50}
+             for c in grid.controllers for s in range(3)]
+    rows_ += [{"family": "reposcan", "task_id": second.task_id, "controller": "standard", "memory": "full",
+               "model": "sim/base", "seed": 0, "llm_calls": 4, "input_tokens": 400, "output_tokens": 40}]
+    (run / "episodes.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows_))
+    (result,) = estimate(grid, tasks, load_prices(), runs=tmp_path / "runs").models
+    model, window = family_model("reposcan"), window_of("openai/gpt-4o-mini", {})
+    expected_rest = sum(model.episode(t.budget, window)[0] for t in tasks for _ in grid.controllers
+                        for _ in range(3)) - sum(model.episode(first.budget, window)[0] for _ in range(9)) \
+        - sum(model.episode(second.budget, window)[0] for _ in range(3))
+    assert result.episodes == len(tasks) * 3 * 3 and result.recorded == 9 + 3
+    assert result.llm_calls == pytest.approx(3 * (10 + 11 + 12) + 3 * 4 + expected_rest)
+    assert result.cost_usd == pytest.approx(load_prices().lookup("openai/gpt-4o-mini").cost(
+        round(result.input_tokens), round(result.output_tokens)))
+
+    monkeypatch.setattr(config, "RUNS", tmp_path / "none")
+    started = time.process_time()
+    out = invoke("estimate", "reposcan-main", "--model", "openai/gpt-4o-mini")
+    assert out.exit_code == 0 and time.process_time() - started < 10
+    assert out.output.startswith("ESTIMATE, not a measurement: reposcan, 324 episodes")
+    assert "from the per-family model (params.yaml estimate.families.reposcan)" in out.output
