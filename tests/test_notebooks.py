@@ -86,3 +86,30 @@ def test_displayed_tables_have_three_decimals_and_go_weakest_model_first(execute
         models = [c for c in cells if c.startswith("sim/")]
         assert models.index("sim/mini") < models.index("sim/base") and models[-1] == "sim/base"
     assert "<td>49.667</td>" in tables[0]  # valid_count, not 49.666667
+
+
+def test_a_notebook_runs_on_the_run_folder_of_an_experiment_on_another_model(tmp_path: Path) -> None:
+    """`pushbench experiment NAME --model M --out DIR` makes a run folder; `notebook --results DIR`
+    reads its scored episodes as experiment NAME (its experiment.json). A grid of the RepoScan
+    main table on two tasks stands in for the real model's run."""
+    from agentkit import data_missing
+    from typer.testing import CliRunner
+
+    from pushbench import config
+    from pushbench.cli import app
+    from pushbench.runner import Grid, run_grid
+    from pushbench.runner.experiment import write_experiment_record
+    from pushbench.scoring import score_run
+
+    if (reason := data_missing()) is not None:
+        pytest.skip(reason)
+    grid = Grid("reposcan", ["standard", "gated", "stateqgp"], ["sim/base"], ["full"], ["native"], 1,
+                limit=2, master_seed=int(config.params("seed")))
+    run = tmp_path / "real-model-run"
+    write_experiment_record(run, "reposcan-main", grid)
+    score_run(run_grid(grid, run, progress=False, wall_time=False).parent)
+    result = CliRunner().invoke(app, ["notebook", "01-reposcan-main", "--results", str(run),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    table = (tmp_path / "out" / "figures" / "01-reposcan-main" / "reposcan_main_table.csv").read_text()
+    assert "sim/base" in table and "stateqgp" in table

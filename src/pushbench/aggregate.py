@@ -29,10 +29,19 @@ def aggregate(experiments: list[str], runs: Path | None = None, out: Path | None
 
 
 def load_results(results: Path | str, experiment: str | None = None):
-    """The aggregated episodes as a DataFrame, optionally one experiment's."""
+    """The aggregated episodes as a DataFrame, optionally one experiment's. ``results`` is the
+    pipeline's results folder, or one run folder (``pushbench experiment NAME --model M --out DIR``),
+    whose scored episodes count as the experiment it names (``experiment.json``; else the folder's name)."""
     import pandas as pd
 
-    frame = pd.read_json(Path(results) / "episodes.jsonl", lines=True)
+    from pushbench.runner.experiment import recorded_experiment
+
+    folder = Path(results)
+    if (folder / "scored.jsonl").is_file():
+        frame = pd.read_json(folder / "scored.jsonl", lines=True)
+        frame["experiment"] = recorded_experiment(folder) or folder.name
+    else:
+        frame = pd.read_json(folder / "episodes.jsonl", lines=True)
     return frame[frame.experiment == experiment].reset_index(drop=True) if experiment else frame
 
 

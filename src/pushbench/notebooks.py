@@ -80,6 +80,14 @@ def scrub(path: Path) -> None:
     nbformat.write(notebook, path)
 
 
+def run_on(name: str, results: Path, out: Path) -> Path:
+    """Execute NAME on another results folder or run folder (``aggregate.load_results``): the
+    executed notebook into ``out``, its figures into ``out/figures/NAME``."""
+    params = {"results": str(results), "figures": str(out / "figures" / name),
+              "n_resamples": int(config.params("stats.n_resamples")), "seed": int(config.params("seed"))}
+    return execute(name, params, out_dir=out)
+
+
 def run_configured(name: str) -> Path:
     """The DVC stage: execute NAME with parameters from params.yaml (paths relative to the root)."""
     params = {"results": os.path.relpath(config.RESULTS, config.ROOT),

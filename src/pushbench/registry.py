@@ -110,7 +110,7 @@ MEMORIES = Registry("memory", {
 })
 
 BACKENDS = Registry("backend", {
-    "native": Entry("pushbench.backends.native:run_native", meta={"async": "pushbench.backends.native:arun_native"}),
+    "native": "pushbench.backends.native:run_native",
     "langgraph": Entry("pushbench.backends.langgraph:run_langgraph", meta={
         "resumable": True, "fork": "pushbench.fork_langgraph:fork_on_langgraph"}),  # forks branch its checkpoints
 })
@@ -118,6 +118,7 @@ BACKENDS = Registry("backend", {
 PROVIDERS = Registry("model provider", {  # model names are provider/name
     "sim": Entry("pushbench.policies.sim:SimLM", meta={"api": False}),
     "openai": Entry("pushbench.policies.chat:chat_policy", meta={"api": True}),
+    "litellm": Entry("pushbench.policies.litellm:litellm_policy", meta={"api": True}),  # the litellm extra
 })
 
 # SimLM's per-family minds. Each declares the exact tool set of the family it reads (memory tools

@@ -35,6 +35,7 @@ from starlette.exceptions import HTTPException
 
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import SimLM
+from pushbench.policies.sim.memory_skills import is_summary_request
 from pushbench.serve_sim_anthropic import error as anthropic_error
 from pushbench.serve_sim_http import TRANSPORT_KEYS, _bad, _error, request_hash  # noqa: F401 (re-exported)
 from pushbench.serve_sim_product import (ENDED_REPLY, NO_TOOLS_REPLY, episode_ended, merge_user_turns, task_view,
@@ -86,6 +87,8 @@ class SimPool:
         self._next = 0
 
     def act(self, profile: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
+        if is_summary_request(messages, tools):  # a memory's own request: answered as the episode's SimLM
+            return self._summary(profile, messages, seed)
         group = (profile, seed, json.dumps(messages[:2], sort_keys=True, default=str))
         found, best = None, -1
         for slot, (g, _, last) in self._slots.items():
@@ -101,6 +104,13 @@ class SimPool:
         while len(self._slots) > self.capacity:
             self._slots.popitem(last=False)
         return turn
+
+    def _summary(self, profile: str, messages: list[dict[str, Any]], seed: int) -> Turn:
+        """In process, a memory's summary request goes to the SimLM of its episode, which writes the
+        summary with the reader of the task it has been playing at that seed; here that is the
+        latest conversation of the same profile and seed (a fresh SimLM when there is none)."""
+        sim = next((s for g, s, _ in reversed(self._slots.values()) if g[:2] == (profile, seed)), None)
+        return (sim or SimLM(profile)).act(messages, [], seed)
 
 
 class SimServer:

@@ -1,10 +1,9 @@
-"""Both backends (and the async loop) put the validated requirement ids of each call into its
+"""Both backends put the validated requirement ids of each call into its
 observation event and hand the task's requirements to the memory; a resumed LangGraph episode
 rebuilds the memory from the same events."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 
 from agentkit import call_msg, raw_call
 from pushbench.backends.langgraph import run_langgraph
-from pushbench.backends.native import arun_native, run_native
+from pushbench.backends.native import run_native
 from pushbench.controllers import make_controller
 from pushbench.memory.base import Event, bind_requirements
 from pushbench.memory.full import FullContext
@@ -65,9 +64,6 @@ class IndexedPolicy:
         done = sum(m.get("role") == "assistant" for m in messages)
         return turn_from_message(SCRIPT[done] if done < len(SCRIPT) else text_message("done"), 1, 1)
 
-    async def aact(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
-        return self.act(messages, tools, seed)
-
 
 def observed(memory: RecordingMemory) -> list[list[str]]:
     return [e.origin["requirements"] for e in memory.events if e.kind == "observation"]
@@ -83,12 +79,6 @@ def check(memory: RecordingMemory, env: Any) -> None:
 def test_native_observation_events_carry_origins(make_fixture_env) -> None:
     env, memory = make_fixture_env(), RecordingMemory()
     run_native(env, IndexedPolicy(), make_controller("standard"), memory, 0)
-    check(memory, env)
-
-
-def test_async_loop_carries_origins(make_fixture_env) -> None:
-    env, memory = make_fixture_env(), RecordingMemory()
-    asyncio.run(arun_native(env, IndexedPolicy(), make_controller("standard"), memory, 0))
     check(memory, env)
 
 

@@ -60,7 +60,10 @@ def test_standin_episode_through_mcp_matches_the_in_process_episode(data, tmp_pa
     assert (row["backend"], row["controller"], row["memory"]) == ("blackbox", "default", "agent")
     metrics = score_events(events, next(t for t in load_tasks("reposcan", data_root / "manifests")
                                         if t.task_id == task_id(5)))
-    assert set(row) == RUNNER_KEYS | set(metrics) | {"agent"}
+    from pushbench.scoring.usage import USAGE
+
+    assert set(row) == RUNNER_KEYS | set(metrics) | set(USAGE) | {"agent"}
+    assert row["cost_usd"] is None and row["requests"] is None  # SimLM has no price; a product's HTTP is its own
     assert {k: row[k] for k in metrics} == metrics
     assert row["steps"] == sum(e["kind"] == "call" for e in events) > 0
     assert json.loads((out / "episodes.jsonl").read_text()) == row

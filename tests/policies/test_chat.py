@@ -8,7 +8,6 @@ request building, status handling and response parsing; the handler scripts the 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ import openai
 import pytest
 
 from agentkit import make_env
-from pushbench.backends.native import arun_native, run_native
+from pushbench.backends.native import run_native
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
 from pushbench.scoring import score_events
@@ -169,12 +168,10 @@ def test_client_errors_are_not_retried(tmp_path: Path, status: int) -> None:
     assert len(script.requests) == 1
 
 
-def test_async_path_retries_the_same_way(tmp_path: Path) -> None:
+def test_connection_errors_are_retried_too(tmp_path: Path) -> None:
     script = Script([rate_limited({"retry-after": "0"}), httpx.ConnectError("refused"), ok(status_call())])
     policy = policy_with(script, tmp_path)
-    policy._aclient = openai.AsyncOpenAI(api_key="k", base_url=BASE, max_retries=0,
-                                         http_client=httpx.AsyncClient(transport=httpx.MockTransport(script)))
-    turn = asyncio.run(policy.aact(MESSAGES, TOOLS, 0))
+    turn = policy.act(MESSAGES, TOOLS, 0)
     assert turn.call is not None and policy.stats.retries == 2
     assert policy.stats.faults == {"429": 1, "connection": 1}
 
@@ -236,15 +233,13 @@ def test_options_and_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 # --------------------------------------------------------------------------- whole episodes
 
-def episode(policy: Any, controller: str, asynchronous: bool = False):
+def episode(policy: Any, controller: str):
     env = make_env("reposcan-requests-fixture-n010")
-    args = (env, policy, make_controller(controller), make_memory("full"), 5)
-    run = asyncio.run(arun_native(*args)) if asynchronous else run_native(*args)
+    run = run_native(env, policy, make_controller(controller), make_memory("full"), 5)
     return env, run, score_events(env.verifier.events, env.task)
 
 
-@pytest.mark.parametrize("asynchronous", [False, True])
-def test_malformed_answers_become_invalid_actions_and_the_episode_goes_on(tmp_path: Path, asynchronous: bool) -> None:
+def test_malformed_answers_become_invalid_actions_and_the_episode_goes_on(tmp_path: Path) -> None:
     replies = [
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "a", "type": "function", "function": {"name": "search", "arguments": '{"query": "test'}}]},
@@ -254,10 +249,7 @@ def test_malformed_answers_become_invalid_actions_and_the_episode_goes_on(tmp_pa
     ]
     script = Script([ok(m) for m in replies])
     policy = policy_with(script, tmp_path, cache=False)
-    if asynchronous:
-        policy._aclient = openai.AsyncOpenAI(api_key="k", base_url=BASE, max_retries=0,
-                                             http_client=httpx.AsyncClient(transport=httpx.MockTransport(script)))
-    env, run, m = episode(policy, "standard", asynchronous)
+    env, run, m = episode(policy, "standard")
     assert m["invalid_actions"] == 2 and m["steps"] == 3 and m["termination"] == "give_up"
     errors = [msg["content"] for msg in run.transcript if msg["role"] == "tool"]
     assert errors[0].startswith("ERROR: arguments are not valid JSON")
@@ -345,15 +337,11 @@ def test_a_context_length_error_is_not_retried_and_says_so(tmp_path: Path, index
         400, request=httpx.Request("POST", BASE)), body=None))
 
 
-@pytest.mark.parametrize("asynchronous", [False, True])
-def test_context_overflow_ends_the_episode_with_its_own_termination(tmp_path: Path, asynchronous: bool) -> None:
+def test_context_overflow_ends_the_episode_with_its_own_termination(tmp_path: Path) -> None:
     script = Script([ok(tool_call_message("search", {"query": "test httpbin"}, "a")), overflow(0)],
                     then=ok(status_call()))
     policy = policy_with(script, tmp_path, cache=False)
-    if asynchronous:
-        policy._aclient = openai.AsyncOpenAI(api_key="k", base_url=BASE, max_retries=0,
-                                             http_client=httpx.AsyncClient(transport=httpx.MockTransport(script)))
-    env, run, m = episode(policy, "gated", asynchronous)
+    env, run, m = episode(policy, "gated")
     assert m["termination"] == "context_overflow" and m["steps"] == 1 and len(script.requests) == 2
     assert run.llm_calls == 1 and not m["success"]
 

@@ -218,7 +218,7 @@ def sim_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.mark.slow
-def test_api_models_run_in_async_actors(cluster: str, sim_server: str, tmp_path: Path) -> None:
+def test_api_models_run_in_threaded_actors(cluster: str, sim_server: str, tmp_path: Path) -> None:
     tasks = [t for t in load_tasks("reposcan") if t.repo == "requests"][:2]
     write_manifest(tmp_path / "m" / "reposcan.jsonl", tasks)
     grid = Grid("reposcan", ["standard", "stateqgp"], ["openai/sim-base"], ["full"], ["native"], 1, None, None, SEED)
@@ -229,3 +229,45 @@ def test_api_models_run_in_async_actors(cluster: str, sim_server: str, tmp_path:
     assert folder_bytes(tmp_path / "ray") == folder_bytes(tmp_path / "local")
     rows = [json.loads(line) for line in (tmp_path / "ray" / "episodes.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(r["llm_calls"] > 0 and r["input_tokens"] > 0 for r in rows)
+
+
+@pytest.mark.slow
+def test_api_model_episodes_on_ray_equal_in_process_simlm(cluster: str, sim_server: str, tmp_path: Path) -> None:
+    """The one loop on Ray's API actors: every memory on every family, as in-process SimLM
+    (tests/helpers/parity.py; the local executor and LangGraph cases are in test_parity.py)."""
+    import parity
+    from agentkit import data_missing
+
+    if (reason := data_missing()) is not None:
+        pytest.skip(reason)
+    grids = parity.grids("native")
+    for grid in grids:
+        run_grid(grid, tmp_path / "ray", workers=2, progress=False, wall_time=False, executor="ray", concurrency=3,
+                 policy_options=parity.http_options(sim_server))
+    parity.reference(grids, tmp_path / "local")
+    ray_run, local = parity.contents(tmp_path / "ray"), parity.contents(tmp_path / "local")
+    assert sorted(ray_run) == sorted(local) and len(local) == 1 + len(parity.TASKS) * len(parity.MEMORY_NAMES)
+    for name in local:
+        assert ray_run[name] == local[name], name
+    used = parity.exercised(tmp_path / "ray")
+    assert used["summaries"] > 0 and used["memory_calls"] > 0, used
+
+
+@pytest.mark.slow
+def test_a_spend_cap_holds_across_the_ray_actors(cluster: str, sim_server: str, tmp_path: Path) -> None:
+    """One meter actor for the run: the first response reaches a one-token cap, every other episode
+    stops at its next request, unwritten, and the driver's meter learns what was spent."""
+    from pushbench.policies.spend import Meter
+    from pushbench.runner import RunIncomplete
+
+    tasks = [t for t in load_tasks("reposcan") if t.repo == "requests"][:2]
+    write_manifest(tmp_path / "m" / "reposcan.jsonl", tasks)
+    grid = Grid("reposcan", ["standard", "stateqgp"], ["openai/sim-base"], ["full"], ["native"], 1, None, None, SEED)
+    meter = Meter(max_total_tokens=1)
+    with pytest.raises(RunIncomplete) as stop:
+        run_grid(grid, tmp_path / "ray", workers=2, progress=False, manifest_root=tmp_path / "m", executor="ray",
+                 policy_options={"base_url": sim_server, "request_timeout": 30, "cache": False}, concurrency=2,
+                 meter=meter)
+    assert stop.value.reason == "max_total_tokens" and len(stop.value.left) == 4
+    assert (tmp_path / "ray" / "episodes.jsonl").read_text() == ""
+    assert meter.spend.responses >= 1 and meter.halted is not None

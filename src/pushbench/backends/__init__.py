@@ -1,5 +1,5 @@
 """Execution backends, registered by name in ``pushbench.registry.BACKENDS``: ``native`` (a plain
-loop, with an async twin for API models) and ``langgraph`` (a StateGraph with a checkpointer,
+loop, the one every policy runs through) and ``langgraph`` (a StateGraph with a checkpointer,
 imported only when used)."""
 
 from pushbench.registry import BACKENDS

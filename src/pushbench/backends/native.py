@@ -1,4 +1,11 @@
-"""The native backend: a plain loop of policy -> controller -> environment -> controller -> memory."""
+"""The native backend: a plain loop of policy -> controller -> environment -> controller -> memory.
+
+This is the one loop every policy runs through: SimLM in worker processes, API models in the
+runner's threads (``runner/api_exec.py``), Ray's workers, and the LangGraph backend's nodes (which
+call ``take_turn``, ``control`` and ``apply``). So an API model is offered the memory's tools, its
+memory's own requests (summaries) go to the same model, its views are recorded and the controller
+acts on it exactly as for SimLM.
+"""
 
 from __future__ import annotations
 
@@ -197,26 +204,4 @@ def run_native(env: Environment, policy: Policy, controller: Controller, memory:
             step(run, policy, controller, memory, tools, seed)
         except PolicyStop as stop:
             stopped(run, memory, stop)
-    return run
-
-
-async def arun_native(env: Environment, policy: Any, controller: Controller, memory: ContextBuilder,
-                      seed: int) -> EpisodeRun:
-    """The same loop for a policy with ``async aact`` (API models under the async runner)."""
-    start_memory(memory, controller, env)
-    run = EpisodeRun(env)
-    tools = env.schemas()
-    while not env.done:
-        view = memory.render(policy.context_window)
-        sent = list(view)
-        try:
-            turn = await policy.aact(view, tools, seed)
-        except PolicyStop as stop:
-            if stop.turn is not None:
-                run.views.record(sent)
-            stopped(run, memory, stop)
-            break
-        record_turn(run, memory, turn)
-        run.views.record(sent)
-        apply(run, turn, control(turn, controller, env), controller, memory)
     return run

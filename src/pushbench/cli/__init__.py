@@ -2,7 +2,7 @@
 
 Layout: ``base`` (one-line errors, ``--debug``, the project-root check), ``tables`` (rich /
 Markdown / CSV output), and one module per group of commands: ``run`` (run, score, summarize,
-experiment, aggregate, notebook), ``data`` (snapshots, manifests, tools, show-task), ``serve``
+experiment, aggregate, notebook), ``estimate``, ``spend`` (caps, checks and usage of a run), ``data`` (snapshots, manifests, tools, show-task), ``serve``
 (serve-sim); ``memory`` (memory recall); ``agent`` (serve-mcp, agent run|grid|deltas: the black-box path). A new
 option is a parameter of its command's function; a new command is a function plus one line below.
 """
@@ -14,6 +14,7 @@ from rich.console import Console
 
 from pushbench.cli.base import CleanGroup, UserError, debug_option
 from pushbench.cli.data import manifests_app, show_task, snapshots_app, tools_app
+from pushbench.cli.estimate import estimate_cmd
 from pushbench.cli.run import aggregate_cmd, experiment, notebook_cmd, run, score_cmd, summarize_cmd
 from pushbench.cli.serve import serve_sim
 from pushbench.cli.agent import agent_app, serve_mcp
@@ -30,6 +31,7 @@ app.command("run")(run)
 app.command("score")(score_cmd)
 app.command("summarize")(summarize_cmd)
 app.command("experiment")(experiment)
+app.command("estimate")(estimate_cmd)
 app.command("aggregate")(aggregate_cmd)
 app.command("notebook")(notebook_cmd)
 app.command("show-task")(show_task)

@@ -112,3 +112,21 @@ def need_root() -> None:
 
 def split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def targets(value: str | None) -> list[int] | None:
+    """``--target 10,25`` as numbers (None: every target)."""
+    if not value:
+        return None
+    try:
+        return [int(t) for t in split(value)]
+    except ValueError:
+        raise UserError(f"--target takes whole numbers separated by commas (e.g. 10,25); got {value!r}") from None
+
+
+def experiment_name(name: str) -> None:
+    """A key under ``experiments`` in params.yaml, else a ``UserError`` listing them."""
+    from pushbench.runner.experiment import experiment_names
+
+    if name not in experiment_names():
+        raise UserError(f"no experiment {name!r} in params.yaml; experiments: {', '.join(experiment_names())}")

@@ -12,19 +12,12 @@ import typer
 from rich.console import Console
 
 from pushbench import config
-from pushbench.cli.base import UserError, need_root, split
-from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
+from pushbench.cli.base import UserError, experiment_name, need_root, split, targets
+from pushbench.cli.estimate import print_estimate
+from pushbench.cli.spend import MAX_COST, MAX_TOTAL_TOKENS, PRICES, finish, meter_for, show
+from pushbench.cli.tables import FORMAT_OPTION, TableFormat
 
 console = Console()
-
-
-def _targets(value: str | None) -> list[int] | None:
-    if not value:
-        return None
-    try:
-        return [int(t) for t in split(value)]
-    except ValueError:
-        raise UserError(f"--target takes whole numbers separated by commas (e.g. 10,25); got {value!r}") from None
 
 
 def _split(value: str) -> str:
@@ -67,8 +60,8 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
         workers: int = typer.Option(1, help="Parallel worker processes."),
         out: Path = typer.Option(..., help="Output folder (episodes.jsonl, traces/); one run at a time."),
         progress: bool = typer.Option(True, help="Show a progress bar."),
-        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint for openai/* models "
-                                               "(default $OPENAI_BASE_URL, else OpenAI); key from $OPENAI_API_KEY."),
+        base_url: Optional[str] = typer.Option(None, help="Endpoint of openai/* models (default $OPENAI_BASE_URL, "
+                                               "else OpenAI; key from $OPENAI_API_KEY) or of litellm/* models."),
         request_timeout: Optional[float] = typer.Option(None, help="Seconds per HTTP attempt of openai/* "
                                                         "models (default: params chat.request_timeout, 60)."),
         max_tokens: Optional[int] = typer.Option(None, min=0, help="Reply tokens per openai/* call (default: params "
@@ -78,39 +71,57 @@ def run(family: str = typer.Option("reposcan", help="Task family."),
                                                      "default 128k, or the sim-* profile's."),
         temperature: Optional[float] = typer.Option(None, min=0.0, max=2.0, help="Sampling temperature of openai/* "
                                                     "models (default: the server's)."),
-        concurrency: int = typer.Option(8, help="openai/* episodes in flight at once (async)."),
+        concurrency: int = typer.Option(8, help="API-model episodes in flight at once (threads)."),
         cache: bool = typer.Option(True, help="Reuse cached model responses (keyed by the full request)."),
         cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder (default data/cache/responses)."),
         executor: Optional[str] = typer.Option(None, help="local (worker processes) or ray (Ray tasks on $RAY_ADDRESS, "
                                                "else a local instance); default run.executor in params.yaml."),
+        max_cost: Optional[float] = MAX_COST, max_total_tokens: Optional[int] = MAX_TOTAL_TOKENS,
+        prices: Optional[Path] = PRICES,
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the estimate (`pushbench estimate`) and run nothing."),
         fmt: TableFormat = FORMAT_OPTION) -> None:
     """Run a grid of episodes; rerunning the same command resumes it."""
     need_root()
-    from pushbench.policies.chat import resolve_options
-    from pushbench.runner import Grid, run_grid
-    from pushbench.scoring import load_episodes, score_run, summarize
+    from pushbench.runner import Grid
 
     _check_run_options(workers, request_timeout, concurrency)
     grid = Grid(family, split(controller), _models(split(model), context_window), split(memory), split(backend), seeds,
-                _targets(target), limit, int(config.params("seed")), _split(task_split),
+                targets(target), limit, int(config.params("seed")), _split(task_split),
                 tuple(split(task)) if task else None)
     options = {"base_url": base_url, "request_timeout": request_timeout, "cache": cache, "cache_dir": cache_dir,
                "max_tokens": max_tokens, "context_window": context_window, "temperature": temperature}
-    try:
-        resolve_options(**options)
-    except ValueError as err:
-        raise UserError(str(err)) from None
-    from pushbench.runner.ray_exec import RayExecutorError, check_executor, default_executor
+    _chat_options(options)
+    from pushbench.runner.ray_exec import check_executor, default_executor
 
     try:
         executor = check_executor(executor) if executor else default_executor()
     except ValueError as err:
         raise UserError(str(err)) from None
+    if dry_run:
+        print_estimate(grid, prices, options, out)
+        return
+    run_and_report(grid, out, options, max_cost, max_total_tokens, prices, fmt, workers=workers, progress=progress,
+                   concurrency=concurrency, executor=executor)
+
+
+def run_and_report(grid: Any, out: Path, options: dict[str, Any], max_cost: Optional[float],
+                   max_total_tokens: Optional[int], prices: Optional[Path], fmt: TableFormat, **run: Any) -> None:
+    """Check the grid and every API model's endpoint, run with the caps, then score and print the
+    results and the usage (``run`` and ``experiment``)."""
+    from pushbench.policies import is_api_model
+    from pushbench.runner import RunIncomplete, check_grid, run_grid
+    from pushbench.runner.ray_exec import RayExecutorError
+
+    check_grid(grid)  # a bad grid is reported before the endpoints are asked
+    meter = meter_for(grid.models, options, max_cost, max_total_tokens, prices)
+    incomplete = None
     try:
-        run_grid(grid, out, workers, progress, policy_options=options, concurrency=concurrency, executor=executor)
+        run_grid(grid, out, policy_options=options, meter=meter, **run)
     except RayExecutorError as err:
         raise UserError(str(err)) from None
-    print_table(summarize(load_episodes(score_run(out))), fmt)
+    except RunIncomplete as stop:
+        incomplete = stop
+    finish(out, meter, fmt, incomplete, api=any(is_api_model(m) for m in grid.models))
 
 
 def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.jsonl and traces/)."),
@@ -119,29 +130,35 @@ def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.j
     """(Re-)score a run from its traces: writes scored.jsonl and summary.json beside them."""
     if manifests is None:
         need_root()
-    from pushbench.scoring import ScoringError, load_episodes, score_run, summarize
+    from pushbench.scoring import ScoringError, load_episodes, score_run
 
     try:
         path = score_run(run_dir, manifests)
     except ScoringError as err:
         raise UserError(str(err)) from None
-    print_table(summarize(load_episodes(path)), fmt)
+    show(load_episodes(path), None, fmt)
 
 
 def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes.jsonl."),
                   as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
                   by: Optional[str] = typer.Option(None, help="Comma-separated grouping columns."),
                   fmt: TableFormat = FORMAT_OPTION) -> None:
-    """Per condition: success, valid count, duplicate rate, valid/step, failure rates."""
-    table = _summary(out, split(by) or None)
-    if as_json:
-        typer.echo(json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1))
-    else:
-        print_table(table, fmt)
+    """Per condition: success, valid count, duplicate rate, valid/step, failure rates; then the
+    usage (model calls, HTTP requests, cache hits, tokens, cost)."""
+    from pushbench.scoring import summary_records
+
+    episodes, columns = _summary(out, split(by) or None)
+    try:
+        if as_json:
+            typer.echo(json.dumps(summary_records(episodes, columns), sort_keys=True, indent=1))
+        else:
+            show(episodes, columns, fmt)
+    except ValueError as err:
+        raise UserError(str(err)) from None
 
 
-def _summary(path: Path, by: list[str] | None) -> Any:
-    from pushbench.scoring import load_episodes, summarize
+def _summary(path: Path, by: list[str] | None) -> tuple[Any, list[str] | None]:
+    from pushbench.scoring import load_episodes
 
     try:
         episodes = load_episodes(path)
@@ -150,30 +167,67 @@ def _summary(path: Path, by: list[str] | None) -> Any:
     unknown = sorted(set(by or ()) - set(episodes.columns))
     if unknown:
         raise UserError(f"unknown --by column {', '.join(unknown)}; columns: {', '.join(sorted(episodes.columns))}")
-    try:
-        return summarize(episodes, by)
-    except ValueError as err:
-        raise UserError(str(err)) from None
-
-
-def _experiment_name(name: str) -> None:
-    from pushbench.runner.experiment import experiment_names
-
-    if name not in experiment_names():
-        raise UserError(f"no experiment {name!r} in params.yaml; experiments: {', '.join(experiment_names())}")
+    if "success" not in episodes:
+        raise UserError("these episodes hold raw facts only: score the run first (`pushbench score RUN_DIR`)")
+    return episodes, by
 
 
 def experiment(name: str = typer.Argument(..., help="A key under `experiments` in params.yaml."),
                workers: Optional[int] = typer.Option(None, min=1, help="Default: params run.workers."),
-               progress: bool = typer.Option(True)) -> None:
-    """Run one experiment of params.yaml and score it (the runs@NAME and score@NAME DVC stages)."""
+               progress: bool = typer.Option(True),
+               model: Optional[str] = typer.Option(None, help="Comma-separated models in place of the experiment's "
+                                                   "(e.g. openai/gpt-4o-mini); needs --out."),
+               out: Optional[Path] = typer.Option(None, help="Output folder (default data/runs/NAME, the pipeline's; "
+                                                  "required with --model)."),
+               base_url: Optional[str] = typer.Option(None, help="Endpoint of openai/* models (as for `run`)."),
+               request_timeout: Optional[float] = typer.Option(None, help="Seconds per HTTP attempt (as for `run`)."),
+               max_tokens: Optional[int] = typer.Option(None, min=0, help="Reply tokens per call (as for `run`)."),
+               context_window: Optional[int] = typer.Option(None, min=1, help="The API model's context window."),
+               temperature: Optional[float] = typer.Option(None, min=0.0, max=2.0, help="Sampling temperature."),
+               concurrency: Optional[int] = typer.Option(None, min=1, help="API episodes in flight (default: the "
+                                                         "experiment's chat.concurrency, else 8)."),
+               cache: bool = typer.Option(True, help="Reuse cached model responses."),
+               cache_dir: Optional[Path] = typer.Option(None, help="Response cache folder."),
+               max_cost: Optional[float] = MAX_COST, max_total_tokens: Optional[int] = MAX_TOTAL_TOKENS,
+               prices: Optional[Path] = PRICES,
+               dry_run: bool = typer.Option(False, "--dry-run", help="Print the estimate and run nothing."),
+               fmt: TableFormat = FORMAT_OPTION) -> None:
+    """Run one experiment of params.yaml and score it (the runs@NAME and score@NAME DVC stages), or
+    the same grid on another model (--model, --out) without editing params.yaml."""
     need_root()
-    from pushbench.runner import run_experiment
-    from pushbench.scoring import score_run
+    from pushbench.runner.experiment import experiment_chat, experiment_grid, write_experiment_record
+    from pushbench.runner.ray_exec import default_executor
 
-    _experiment_name(name)
-    path = score_run(run_experiment(name, workers, progress).parent)
-    console.print(f"{name}: -> {os.path.relpath(path, config.ROOT)}")
+    experiment_name(name)
+    if model and out is None:
+        raise UserError("--model runs the experiment's grid on another model: give its own --out folder "
+                        "(data/runs/NAME is the pipeline's)")
+    grid = experiment_grid(name, split(model) or None)
+    chat, default_concurrency = experiment_chat(name)
+    given = {"base_url": base_url, "request_timeout": request_timeout, "max_tokens": max_tokens,
+             "context_window": context_window, "temperature": temperature, "cache_dir": cache_dir,
+             **({} if cache else {"cache": False})}
+    options = {**chat, **{k: v for k, v in given.items() if v is not None}}
+    _chat_options(options)
+    folder = out or config.RUNS / name
+    if dry_run:
+        print_estimate(grid, prices, options, folder)
+        return
+    if out is not None:
+        write_experiment_record(folder, name, grid)
+    run_and_report(grid, folder, options, max_cost, max_total_tokens, prices, fmt,
+                   workers=workers or int(config.params("run.workers")), progress=progress,
+                   concurrency=concurrency or default_concurrency, executor=default_executor(),
+                   wall_time=out is not None)
+
+
+def _chat_options(options: dict[str, Any]) -> None:
+    from pushbench.policies.chat import resolve_options
+
+    try:
+        resolve_options(**options)
+    except ValueError as err:
+        raise UserError(str(err)) from None
 
 
 def aggregate_cmd() -> None:
@@ -185,13 +239,24 @@ def aggregate_cmd() -> None:
     console.print(f"aggregated -> {path.relative_to(config.ROOT)}")
 
 
-def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form).")) -> None:
-    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/."""
+def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupytext percent form)."),
+                 results: Optional[Path] = typer.Option(None, help="A results folder, or a run folder of "
+                                                        "`pushbench experiment NAME --model M --out DIR` "
+                                                        "(default: data/results, the pipeline's)."),
+                 out: Optional[Path] = typer.Option(None, help="With --results: where the executed notebook and "
+                                                    "its figures go (default: RESULTS/notebooks).")) -> None:
+    """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/
+    (with --results, to OUT/figures/NAME/)."""
     need_root()
-    from pushbench.notebooks import run_configured
+    from pushbench.notebooks import run_configured, run_on
 
     source = config.ROOT / "notebooks" / f"{name}.py"
     if not source.is_file() or name != Path(name).name:
         known = sorted(p.stem for p in (config.ROOT / "notebooks").glob("*.py"))
         raise UserError(f"no notebook {name!r}; notebooks: {', '.join(known)}")
+    if results is not None:
+        if not results.is_dir():
+            raise UserError(f"--results {results} is not a folder")
+        console.print(f"executed {name} -> {run_on(name, results, out or results / 'notebooks')}")
+        return
     console.print(f"executed {name} -> {os.path.relpath(run_configured(name), config.ROOT)}")

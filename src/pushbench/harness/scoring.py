@@ -13,7 +13,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pushbench.prices import load_prices
 from pushbench.scoring import score_events
+from pushbench.scoring.usage import episode_usage
 from pushbench.runner import EpisodeSpec
 from pushbench.tasks.base import TaskSpec
 
@@ -81,7 +83,11 @@ def read_usage(path: Path) -> dict[str, int | None]:
 
 def score(spec: EpisodeSpec, task: TaskSpec, events: list[dict[str, Any]], agent: str,
           usage: dict[str, int | None]) -> dict[str, Any]:
-    """One episodes.jsonl row: the runner's keys (backend "blackbox") plus the agent's name."""
+    """One episodes.jsonl row: the runner's keys (backend "blackbox") plus the agent's name, with
+    the usage columns of every scored row (``scoring.usage``; an agent product's HTTP requests
+    and caching are its own, so those are unknown)."""
+    counts = {key: usage.get(key) for key in USAGE_KEYS}
     return {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
-            **score_events(events, task),
-            **{key: usage.get(key) for key in USAGE_KEYS}, "agent": agent}
+            **score_events(events, task), **counts,
+            **episode_usage({**counts, "model": spec.model}, None, load_prices()),
+            "requests": None, "cache_hits": None, "cached_tokens": None, "agent": agent}

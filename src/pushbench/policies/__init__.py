@@ -1,5 +1,6 @@
 """Policies by model name ``provider/name``, providers registered in ``pushbench.registry.PROVIDERS``:
-``sim/<profile>`` (offline SimLM) and ``openai/<model>`` (any OpenAI-compatible endpoint)."""
+``sim/<profile>`` (offline SimLM), ``openai/<model>`` (any OpenAI-compatible endpoint) and
+``litellm/<provider>/<model>`` (every provider LiteLLM reaches; the litellm extra)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ def make_policy(model: str, **options: Any) -> Policy:
     SimLM runs in process and ignores them."""
     provider, _, name = model.partition("/")
     if provider not in PROVIDERS or not name:
-        raise UnknownName(f"unknown model {model!r}: use sim/<profile> (mini, base, pro, perfect) "
-                          "or openai/<model> (any OpenAI-compatible endpoint, see --base-url); "
+        raise UnknownName(f"unknown model {model!r}: use sim/<profile> (mini, base, pro, perfect), "
+                          "openai/<model> (any OpenAI-compatible endpoint, see --base-url) or "
+                          "litellm/<provider>/<model>; "
                           f"known providers: {', '.join(PROVIDERS)}")
     if PROVIDERS.entry(provider).meta.get("api"):
         return PROVIDERS.make(provider, name, **options)

@@ -22,15 +22,12 @@ reply cut at ``max_tokens`` before any tool call with ``max_tokens``, a spent de
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import hashlib
 import itertools
 import os
 import re
 import time
-from collections.abc import Generator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -40,6 +37,7 @@ from openai.types.chat import ChatCompletion
 
 from pushbench.policies.base import PolicyStop, Turn, turn_from_message
 from pushbench.policies.cache import CachedResponse, ResponseCache, request_key
+from pushbench.policies.spend import Meter
 from pushbench.policies.chat_options import (DEFAULT_MAX_TOKENS, ChatOptions, ChatStats, default_cache_dir,
                                              param_defaults)
 
@@ -56,19 +54,25 @@ COMPLETIONS = "/chat/completions"
 _OVERFLOW = re.compile(r"context[ _-]?(length|window|size)|maximum context|prompt is too long", re.I)
 
 
-@dataclass(frozen=True)
-class _Send:
-    content: bytes
-    timeout: float
-
-
-@dataclass(frozen=True)
-class _Sleep:
-    seconds: float
-
-
 class ChatPolicyError(RuntimeError):
     """A call that cannot succeed (bad request, bad key, retries exhausted)."""
+
+
+class EndpointError(ValueError):
+    """The check before a run found the endpoint unreachable, the key refused or the model not served."""
+
+
+KEY_VARIABLE = "OPENAI_API_KEY"
+
+
+def _message(err: Exception) -> str:
+    """An SDK error's own message, in one short line."""
+    body = getattr(err, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        if isinstance(inner.get("message"), str):
+            return " ".join(inner["message"].split())[:300]
+    return " ".join(str(err).split())[:300]
 
 
 def window_for(model: str) -> int:
@@ -113,6 +117,15 @@ def _header_wait(headers: Any) -> float | None:
         return None
 
 
+def cached_tokens(usage: Any) -> int:
+    """Input tokens the provider answered from its prompt cache (OpenAI's
+    ``prompt_tokens_details.cached_tokens``; LiteLLM maps other providers' counts there)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        return int(details.get("cached_tokens") or 0)
+    return int(getattr(details, "cached_tokens", 0) or 0)
+
+
 def is_context_overflow(err: Exception) -> bool:
     """A server's answer that the prompt does not fit the model's context."""
     if not isinstance(err, openai.APIStatusError) or err.status_code not in (400, 413):
@@ -121,35 +134,49 @@ def is_context_overflow(err: Exception) -> bool:
 
 
 class ChatPolicy:
-    def __init__(self, model: str, options: ChatOptions | None = None):
+    provider = "openai"
+
+    def __init__(self, model: str, options: ChatOptions | None = None, meter: Meter | None = None):
         if not model:
             raise ValueError("openai/<model> needs a model name, e.g. openai/gpt-4o or openai/sim-base")
         self.options = options or ChatOptions()
         self.model = model
-        self.name = f"openai/{model}"
+        self.name = f"{self.provider}/{model}"
         self.context_window = self._prompt_window()
-        self.endpoint = (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
-        self.api_key = (self.options.api_key or os.environ.get("OPENAI_API_KEY")
-                        or (LOCAL_KEY if self.endpoint else None))
-        if not self.api_key:
-            raise ValueError("openai/* models need OPENAI_API_KEY (or --base-url for a local server)")
+        self.endpoint = self._endpoint()
+        self.api_key = self._key()
         self.cache = ResponseCache(self.options.cache_dir or default_cache_dir()) if self.options.cache else None
         self.stats = ChatStats()
+        self.meter = meter or Meter()  # the run's spend meter (caps); alone, it only counts
         self._spent = 0.0  # seconds of model calls in this episode (a policy serves one episode)
         self._client: openai.OpenAI | None = None
-        self._aclient: openai.AsyncOpenAI | None = None
+
+    def _endpoint(self) -> str:
+        return (self.options.base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+
+    def _key(self) -> str | None:
+        key = self.options.api_key or os.environ.get(KEY_VARIABLE) or (LOCAL_KEY if self.endpoint else None)
+        if not key:
+            raise EndpointError(f"{self.name} needs an API key: set {KEY_VARIABLE} (a local server given with "
+                                "--base-url needs none)")
+        return key
+
+    def _window(self) -> int:
+        return window_for(self.model)
 
     def _prompt_window(self) -> int:
         """Tokens the memory may fill: the model's window less the reply's ``max_tokens``. A
         sim-* profile's own window describes SimLM's attention, not a server limit, so it is
         used whole (serve-sim episodes stay identical to in-process ones)."""
-        window = self.options.context_window or window_for(self.model)
-        simulated = self.options.context_window is None and self.model.startswith("sim-")
+        window = self.options.context_window or self._window()
+        simulated = self.options.context_window is None and self.model.split("/")[-1].startswith("sim-")
         return window if simulated else max(1, window - self.options.max_tokens)
 
     # --- the request ----------------------------------------------------------------------
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "seed": int(seed)}
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "seed": int(seed)}
+        if tools:  # a memory's own request (a summary) has none; APIs refuse an empty list
+            body["tools"] = tools
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
         if self.options.max_tokens:
@@ -161,6 +188,7 @@ class ChatPolicy:
         if hit is None:
             return None
         self.stats.cache_hits += 1
+        self.meter.hit()
         return turn_from_message(hit.message, hit.input_tokens, hit.output_tokens)
 
     def _turn(self, key: str, response: Any) -> Turn:
@@ -174,6 +202,9 @@ class ChatPolicy:
         usage = getattr(response, "usage", None)
         turn = turn_from_message(message, int(getattr(usage, "prompt_tokens", 0) or 0),
                                  int(getattr(usage, "completion_tokens", 0) or 0))
+        cached = cached_tokens(usage)
+        self.stats.add_usage(turn.input_tokens, turn.output_tokens, cached)
+        self.meter.charge(self.name, turn.input_tokens, turn.output_tokens, cached)
         if getattr(choice, "finish_reason", None) == "length":
             self.stats.length_cuts += 1
             if turn.call is None:
@@ -229,11 +260,9 @@ class ChatPolicy:
         self.stats.waited_seconds += wait
         return wait
 
-    def _exchange(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                  seed: int) -> Generator[_Send | _Sleep, Any, Turn]:
-        """One model call with every decision in one place: it yields what to send (and with
-        which timeout) or how long to sleep, and is sent each attempt's response or error;
-        ``act`` and ``aact`` only carry out the I/O."""
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
+        """One model call with every decision in one place: the cache, the spend meter, retries
+        and their waits, the deadlines; ``_send`` (the transport) only carries out the I/O."""
         body = self.request_body(messages, tools, seed)
         key = request_key(self.endpoint, body)
         if (cached := self._cached(key)) is not None:
@@ -245,79 +274,66 @@ class ChatPolicy:
                 if left <= 0:
                     raise self._stop("deadline", f"the episode's {self.options.episode_deadline:g} s of model "
                                      "calls are used up")
+                self.meter.admit()  # a spent cap or a halted run: no new request
                 self.stats.requests += 1
-                outcome = yield _Send(content, min(self.options.request_timeout, left))
-                if not isinstance(outcome, Exception):
-                    return self._turn(key, outcome)
-                yield _Sleep(self._after_failure(outcome, attempt, key, started))
+                try:
+                    response = self._send(body, content, min(self.options.request_timeout, left))
+                except self.transport_errors as err:
+                    time.sleep(self._after_failure(err, attempt, key, started))
+                    continue
+                return self._turn(key, response)
             raise AssertionError("unreachable")  # pragma: no cover
         finally:
             self._spent += time.monotonic() - started
 
-    def _http_client(self, kind: type) -> dict[str, Any]:
+    # --- the transport (``LiteLLMPolicy`` replaces these two) ----------------------------------
+    transport_errors: tuple[type[BaseException], ...] = (openai.OpenAIError,)
+
+    def _send(self, body: dict[str, Any], content: bytes, timeout: float) -> Any:
+        return self.client().post(COMPLETIONS, cast_to=ChatCompletion, content=content, options={"timeout": timeout})
+
+    def _http_client(self) -> dict[str, Any]:
         """A plain-HTTP endpoint (a local server) needs no TLS: skip loading the CA bundle, which
         costs more than a whole SimLM episode when every episode opens its own client."""
         if self.endpoint.startswith("http://"):
-            return {"http_client": kind(verify=False, timeout=self.options.request_timeout)}
+            return {"http_client": httpx.Client(verify=False, timeout=self.options.request_timeout)}
         return {}
 
-    # --- sync -----------------------------------------------------------------------------
     def client(self) -> openai.OpenAI:
         if self._client is None:
             self._client = openai.OpenAI(api_key=self.api_key, base_url=self.endpoint or None, max_retries=0,
-                                         timeout=self.options.request_timeout, **self._http_client(httpx.Client))
+                                         timeout=self.options.request_timeout, **self._http_client())
         return self._client
 
-    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
-        plan, outcome = self._exchange(messages, tools, seed), None
-        while True:
-            try:
-                step = plan.send(outcome)
-            except StopIteration as done:
-                return done.value
-            if isinstance(step, _Sleep):
-                outcome = time.sleep(step.seconds)
-                continue
-            try:
-                outcome = self.client().post(COMPLETIONS, cast_to=ChatCompletion, content=step.content,
-                                             options={"timeout": step.timeout})
-            except openai.OpenAIError as err:
-                outcome = err
+    # --- the check before a run ----------------------------------------------------------
+    def check_endpoint(self) -> None:
+        """Before the first call of a run: the endpoint answers, takes the key and serves the model
+        (one ``GET /models``, which costs no tokens); else ``EndpointError`` saying which."""
+        client = self.client().with_options(max_retries=1, timeout=min(30.0, self.options.request_timeout))
+        where = str(client.base_url).rstrip("/")
+        try:
+            served = [m.id for m in client.models.list()]
+        except openai.AuthenticationError as err:
+            raise EndpointError(f"{self.name}: {where} refused the API key (HTTP 401); check {KEY_VARIABLE}: "
+                                f"{_message(err)}") from None
+        except openai.PermissionDeniedError as err:
+            raise EndpointError(f"{self.name}: {where} refused access (HTTP 403): {_message(err)}") from None
+        except openai.NotFoundError:
+            return  # a server without a model list (some gateways): the first call will tell
+        except openai.APIConnectionError as err:
+            raise EndpointError(f"{self.name}: cannot reach {where} ({_message(err)}); is the server "
+                                "running and --base-url right?") from None
+        except openai.APIStatusError as err:
+            raise EndpointError(f"{self.name}: {where} answered HTTP {err.status_code} to GET /models: "
+                                f"{_message(err)}") from None
+        if served and self.model not in served:
+            shown = ", ".join(sorted(served)[:12]) + (", ..." if len(served) > 12 else "")
+            raise EndpointError(f"{self.name}: {where} does not serve a model {self.model!r}; it serves {shown}")
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
-
-    # --- async ----------------------------------------------------------------------------
-    def aclient(self) -> openai.AsyncOpenAI:
-        if self._aclient is None:
-            self._aclient = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.endpoint or None, max_retries=0,
-                                               timeout=self.options.request_timeout,
-                                               **self._http_client(httpx.AsyncClient))
-        return self._aclient
-
-    async def aact(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn:
-        plan, outcome = self._exchange(messages, tools, seed), None
-        while True:
-            try:
-                step = plan.send(outcome)
-            except StopIteration as done:
-                return done.value
-            if isinstance(step, _Sleep):
-                outcome = await asyncio.sleep(step.seconds)
-                continue
-            try:
-                outcome = await self.aclient().post(COMPLETIONS, cast_to=ChatCompletion, content=step.content,
-                                                    options={"timeout": step.timeout})
-            except openai.OpenAIError as err:
-                outcome = err
-
-    async def aclose(self) -> None:
-        if self._aclient is not None:
-            await self._aclient.close()
-            self._aclient = None
-        self.close()
 
 
 def resolve_options(**options: Any) -> ChatOptions:
@@ -327,10 +343,10 @@ def resolve_options(**options: Any) -> ChatOptions:
     return ChatOptions.from_kwargs(**{**param_defaults(), **given})
 
 
-__all__ = ["DEFAULT_MAX_TOKENS", "ChatOptions", "ChatPolicy", "ChatPolicyError", "ChatStats", "PolicyStop",
+__all__ = ["DEFAULT_MAX_TOKENS", "ChatOptions", "ChatPolicy", "ChatPolicyError", "ChatStats", "EndpointError", "PolicyStop",
            "chat_policy", "default_cache_dir", "is_context_overflow", "resolve_options", "window_for"]
 
 
-def chat_policy(model: str, **options: Any) -> ChatPolicy:
+def chat_policy(model: str, meter: Meter | None = None, **options: Any) -> ChatPolicy:
     """The ``openai`` provider's factory (``pushbench.registry.PROVIDERS``)."""
-    return ChatPolicy(model, resolve_options(**options))
+    return ChatPolicy(model, resolve_options(**options), meter)

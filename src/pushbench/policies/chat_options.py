@@ -70,6 +70,14 @@ class ChatStats:
     faults: dict[str, int] = field(default_factory=dict)
     length_cuts: int = 0  # replies the server cut at max_tokens (finish_reason "length")
     stop: str | None = None  # why the policy ended the episode (context_overflow, max_tokens, deadline)
+    input_tokens: int = 0  # usage of the responses received over HTTP (cache hits cost nothing)
+    output_tokens: int = 0
+    cached_tokens: int = 0  # input tokens the provider answered from its prompt cache
+
+    def add_usage(self, input_tokens: int, output_tokens: int, cached_tokens: int) -> None:
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cached_tokens += cached_tokens
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,8 +1,8 @@
-"""The runner: grids of episodes, run locally (worker processes, or async tasks for API models),
+"""The runner: grids of episodes, run locally (worker processes, or threads for API models),
 append-only and resumable. Names load on first use (``from pushbench.runner import run_grid``).
 
 - ``grid``: ``EpisodeSpec`` and ``Grid``;  ``episode``: one episode's raw facts and trace;
-- ``local``: ``run_grid``;  ``async_exec``: API-model episodes as asyncio tasks;
+- ``local``: ``run_grid``;  ``api_exec``: API-model episodes in threads;
 - ``files``: traces and episodes.jsonl;  ``experiment``: the ``runs@NAME`` DVC stage;
 - ``checks``: a grid checked before anything is written;  ``lock``: one run per folder.
 """
@@ -15,7 +15,8 @@ from typing import Any
 _WHERE = {"EpisodeSpec": "grid", "Grid": "grid", "run_episode": "episode", "episode_row": "episode",
           "backend_options": "episode", "run_grid": "local", "trace_name": "files", "write_trace": "files",
           "read_done": "files", "sort_jsonl": "files", "run_experiment": "experiment",
-          "run_lock": "lock", "RunLocked": "lock", "check_grid": "checks", "GridError": "checks"}
+          "run_lock": "lock", "RunLocked": "lock", "check_grid": "checks", "GridError": "checks",
+          "RunIncomplete": "local", "Unfinished": "episode"}
 
 
 def __getattr__(name: str) -> Any:

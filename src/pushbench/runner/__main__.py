@@ -5,6 +5,7 @@ import sys
 
 from pushbench.runner.checks import GridError
 from pushbench.runner.experiment import experiment_names, run_experiment
+from pushbench.runner.local import RunIncomplete
 from pushbench.runner.lock import RunLocked
 from pushbench.runner.ray_exec import EXECUTORS, RayExecutorError
 
@@ -15,5 +16,5 @@ if len(names) != 1 or names[0] not in experiment_names() or executor not in (Non
              f"experiments in params.yaml: {', '.join(experiment_names())}")
 try:
     run_experiment(names[0], progress="--no-progress" not in sys.argv, executor=executor)
-except (RunLocked, GridError, RayExecutorError) as err:
+except (RunLocked, GridError, RayExecutorError, RunIncomplete) as err:
     sys.exit(f"error: {err}")

@@ -31,7 +31,7 @@ def check_model(model: str) -> None:
     """``provider/name`` with a known provider; SimLM profiles are checked by name."""
     provider, _, name = model.partition("/")
     if provider not in PROVIDERS or not name:
-        raise GridError(f"unknown model {model!r}; use sim/<profile> or openai/<model> "
+        raise GridError(f"unknown model {model!r}; use sim/<profile>, openai/<model> or litellm/<provider>/<model> "
                         f"(known providers: {', '.join(PROVIDERS)})")
     if provider == "sim":
         from pushbench.policies.sim.profiles import PROFILES, split_window
@@ -64,7 +64,7 @@ def check_grid(grid: Grid, manifest_root: Path | None = None) -> list[TaskSpec]:
     _names("memory", "--memory", grid.memories, MEMORIES)
     _names("backend", "--backend", grid.backends, BACKENDS)
     if not grid.models:
-        raise GridError("--model names no model; use sim/<profile> or openai/<model>")
+        raise GridError("--model names no model; use sim/<profile>, openai/<model> or litellm/<provider>/<model>")
     for model in grid.models:
         check_model(model)
     sim = [m for m in grid.models if m.startswith("sim/")]

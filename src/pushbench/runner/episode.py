@@ -7,12 +7,12 @@ No metric is computed here: ``pushbench.scoring`` derives every metric from the 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
-from pushbench.policies import make_policy
+from pushbench.policies import is_api_model, make_policy
 from pushbench.runner.files import trace_name, write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family
@@ -23,14 +23,31 @@ VERIFIED = "_verified"  # a worker's row carries this for the progress bar; it i
 
 def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: Path | None = None,
                 policy_options: dict[str, Any] | None = None, wall_time: bool = True,
-                env_options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``env_options``: keyword arguments of the family's ``environment`` (the Ray executor's roots)."""
+                env_options: dict[str, Any] | None = None, meter: Any = None) -> dict[str, Any]:
+    """One episode of any policy on its backend. ``env_options``: keyword arguments of the family's
+    ``environment`` (the Ray executor's roots); ``meter``: the run's spend meter (API models)."""
     started = time.perf_counter() if wall_time else None
     env = get_family(spec.family).environment(task, **(env_options or {}))
-    policy = make_policy(spec.model, **(policy_options or {}))
-    run = BACKENDS.load(spec.backend)(env, policy, CONTROLLERS.make(spec.controller), MEMORIES.make(spec.memory),
-                                      spec.policy_seed(master_seed), **backend_options(spec, trace_dir))
+    extra = {"meter": meter} if meter is not None and is_api_model(spec.model) else {}
+    policy = make_policy(spec.model, **(policy_options or {}), **extra)
+    try:
+        run = BACKENDS.load(spec.backend)(env, policy, CONTROLLERS.make(spec.controller),
+                                          MEMORIES.make(spec.memory), spec.policy_seed(master_seed),
+                                          **backend_options(spec, trace_dir))
+    finally:
+        if hasattr(policy, "close"):  # an API model's HTTP connections
+            policy.close()
     return episode_row(spec, task, env, run, policy, started, trace_dir)
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """An episode a run left unwritten (a spend cap, a halted run, an endpoint that kept failing);
+    rerunning the grid redoes it."""
+
+    episode_id: str
+    reason: str
+    detail: str
 
 
 def backend_options(spec: EpisodeSpec, trace_dir: Path | None) -> dict[str, Any]:

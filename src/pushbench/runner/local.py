@@ -21,7 +21,8 @@ from typing import Any, Iterator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from pushbench.policies import is_api_model
-from pushbench.runner.episode import VERIFIED, run_episode
+from pushbench.policies.spend import Meter
+from pushbench.runner.episode import VERIFIED, Unfinished, run_episode
 from pushbench.runner.checks import check_grid
 from pushbench.runner.files import read_done, sort_jsonl
 from pushbench.runner.lock import run_lock
@@ -38,24 +39,35 @@ def _worker(job: tuple[EpisodeSpec, TaskSpec, int, str, bool]) -> dict[str, Any]
 
 def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
              manifest_root: Path | None = None, policy_options: dict[str, Any] | None = None,
-             concurrency: int = 8, wall_time: bool = True, executor: str = "local") -> Path:
-    """SimLM episodes run in ``workers`` processes; API models (``openai/*``) run as async tasks,
-    at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``).
-    ``wall_time=False`` keeps wall-clock seconds out of the traces (the DVC stages: same bytes on
-    every machine). ``executor="ray"`` runs the episodes as Ray tasks instead (``ray_exec``).
-    Returns ``OUT/episodes.jsonl``."""
+             concurrency: int = 8, wall_time: bool = True, executor: str = "local",
+             meter: Meter | None = None) -> Path:
+    """SimLM episodes run in ``workers`` processes; API models (``openai/*``, ``litellm/*``) run in
+    threads, at most ``concurrency`` at once, configured by ``policy_options`` (``ChatOptions``)
+    and charged to ``meter`` (its caps halt the run). ``wall_time=False`` keeps wall-clock seconds
+    out of the traces (the DVC stages: same bytes on every machine). ``executor="ray"`` runs the
+    episodes as Ray tasks instead (``ray_exec``). Returns ``OUT/episodes.jsonl``; raises
+    ``RunIncomplete`` (after sorting what finished) when episodes were left unfinished."""
     check_executor(executor)
     tasks = {t.task_id: t for t in check_grid(grid, manifest_root)}  # nothing is written for a bad grid
+    meter = meter or Meter()
     with run_lock(out):
         path = out / "episodes.jsonl"
-        _append(grid, tasks, path, read_done(path), workers, progress, policy_options, concurrency, wall_time,
-                executor)
+        left = _append(grid, tasks, path, read_done(path), workers, progress, policy_options, concurrency,
+                       wall_time, executor, meter)
         sort_jsonl(path)  # sorted, and one row per episode id (also removes an older run's duplicates)
+        record_incomplete(out, left, meter)
+    if left:
+        raise RunIncomplete(path, left)
     return path
 
 
+ENDPOINT_FAILURES = 3  # episodes in a row lost to a failing endpoint (after their retries) halt the run
+
+
 def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], workers: int, progress: bool,
-            policy_options: dict[str, Any] | None, concurrency: int, wall_time: bool, executor: str) -> None:
+            policy_options: dict[str, Any] | None, concurrency: int, wall_time: bool, executor: str,
+            meter: Meter) -> list[Unfinished]:
+    """Run the missing episodes, appending each finished one; the ones left unfinished."""
     out = path.parent
     todo = [s for s in grid.episodes_of(list(tasks.values())) if s.episode_id not in done]
     # one backend after the other: SimLM acts the same on every backend, so the second backend's
@@ -67,22 +79,66 @@ def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], 
         successes = 0
         local = [job for job in jobs if not is_api_model(job[0].model)]
         remote = [job for job in jobs if is_api_model(job[0].model)]
-        results = chain(_results(local, workers), iter_async(remote, concurrency, policy_options or {})) \
-            if executor == "local" else iter_ray_rows(jobs, workers, concurrency, policy_options or {})
+        results = chain(_results(local, workers), iter_api(remote, concurrency, policy_options or {}, meter)) \
+            if executor == "local" else iter_ray_rows(jobs, workers, concurrency, policy_options or {}, meter)
+        left: list[Unfinished] = []
+        failing = 0  # episodes lost to the endpoint since the last finished one
         for i, row in enumerate(results, 1):
+            bar.update(task_bar, advance=1)
+            if isinstance(row, Unfinished):
+                left.append(row)
+                failing = failing + 1 if row.reason == "api_error" else 0
+                if failing >= ENDPOINT_FAILURES:
+                    meter.halt("endpoint_failing", f"{failing} episodes in a row failed after their retries; "
+                               f"the last: {row.detail}")
+                continue
+            failing = 0
             successes += bool(row.pop(VERIFIED, False))
             sink.write(json.dumps(row, sort_keys=True) + "\n")
             sink.flush()
             os.fsync(sink.fileno())
-            bar.update(task_bar, advance=1, success=f"{successes / i:.0%}")
+            bar.update(task_bar, success=f"{successes / (i - len(left)):.0%}")
+    return left
 
 
-def iter_async(jobs: list[tuple], concurrency: int, policy_options: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def iter_api(jobs: list[tuple], concurrency: int, policy_options: dict[str, Any],
+             meter: Meter) -> Iterator[dict[str, Any] | Unfinished]:
     if not jobs:
         return iter(())
-    from pushbench.runner.async_exec import iter_async_rows
+    from pushbench.runner.api_exec import iter_api_rows
 
-    return iter_async_rows(jobs, concurrency, policy_options)
+    return iter_api_rows(jobs, concurrency, policy_options, meter)
+
+
+INCOMPLETE = "incomplete.json"  # why the last run of a folder left episodes unfinished
+
+
+class RunIncomplete(RuntimeError):
+    """A run that stopped before finishing its grid (the finished episodes are written)."""
+
+    def __init__(self, path: Path, left: list[Unfinished]):
+        first = left[0]
+        super().__init__(f"{len(left)} episode(s) left unfinished ({first.reason}: {first.detail}); "
+                         "rerun the same command to finish them (finished episodes and paid calls are kept)")
+        self.path, self.left = path, left
+        self.reason, self.detail = first.reason, first.detail
+
+
+def record_incomplete(out: Path, left: list[Unfinished], meter: Meter) -> None:
+    """``OUT/incomplete.json`` says why episodes are missing; a run that finishes the grid removes it."""
+    target = out / INCOMPLETE
+    if not left:
+        target.unlink(missing_ok=True)
+        return
+    halted = meter.halted
+    reasons = sorted({u.reason for u in left})
+    data = {"unfinished": len(left), "reasons": reasons,
+            "cause": {"reason": halted.reason, "detail": halted.detail} if halted else
+            {"reason": left[0].reason, "detail": left[0].detail},
+            "spent_by_this_run": meter.spend.as_dict(), "episodes": sorted(u.episode_id for u in left)}
+    tmp = target.with_name(f".{INCOMPLETE}.tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
 
 
 def _results(jobs: list[tuple], workers: int) -> Iterator[dict[str, Any]]:

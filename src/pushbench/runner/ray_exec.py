@@ -12,8 +12,10 @@ fails the run with one clear error instead of recording failed episodes.
 Faults: a worker that dies mid-episode makes Ray rerun the episode (``MAX_RETRIES``); the driver
 had written nothing for it, so no row is lost or doubled. An exception inside an episode becomes a
 row with zero LLM calls whose trace holds the events logged so far, no end event (scored
-``termination: error``) and the traceback; the other episodes go on. API models (``openai/*``) run
-in ``workers`` async actors, each with at most ``concurrency`` episodes in flight.
+``termination: error``) and the traceback; the other episodes go on. API models run in
+``workers`` threaded actors, each with at most ``concurrency`` episodes in flight, through the same
+``run_episode`` as everywhere else; they charge one meter actor, so the run's spend caps hold across
+the cluster, and an episode the run halted comes back ``Unfinished`` (nothing written).
 """
 
 from __future__ import annotations
@@ -101,14 +103,15 @@ def _start_local(ray: Any, num_cpus: int, attempts: int = 3) -> None:
                 raise RayExecutorError(f"the local Ray instance did not start: {err}") from None
 
 
-def iter_ray_rows(jobs: list[tuple], workers: int, concurrency: int,
-                  policy_options: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Rows in the order episodes finish; each one's trace is in the run folder before it is yielded.
-    ``jobs`` are the local runner's ``(spec, task, master_seed, trace_dir, wall_time)`` tuples."""
+def iter_ray_rows(jobs: list[tuple], workers: int, concurrency: int, policy_options: dict[str, Any],
+                  meter: Any = None) -> Iterator[Any]:
+    """Rows (or ``Unfinished``) in the order episodes finish; each row's trace is in the run folder
+    before it is yielded. ``jobs`` are the local runner's ``(spec, task, master_seed, trace_dir,
+    wall_time)`` tuples; ``meter`` is the run's spend meter (API models)."""
     if not jobs:
         return
     with ray_session(workers) as ray:
-        submit, actors = _submitter(ray, jobs, workers, concurrency, policy_options)
+        submit, actors = _submitter(ray, jobs, workers, concurrency, policy_options, meter)
         window = 2 * max(1, int(ray.cluster_resources().get("CPU", 1))) + max(1, concurrency) * len(actors)
         queue, pending = list(reversed(jobs)), {}
         try:
@@ -119,25 +122,34 @@ def iter_ray_rows(jobs: list[tuple], workers: int, concurrency: int,
                 [ref], _ = ray.wait(list(pending), num_returns=1)
                 job = pending.pop(ref)
                 row, trace = _result(ray, ref, job[0])
-                _write_bytes(Path(job[3]) / trace_name(row["episode_id"]), trace)
+                if trace is not None:
+                    _write_bytes(Path(job[3]) / trace_name(row["episode_id"]), trace)
                 yield row
+                if actors and meter is not None and meter.halted is not None:  # the driver halted the run
+                    actors[-1].halt.remote(meter.halted.reason, meter.halted.detail)
         finally:
+            if actors:
+                if queue or pending:  # stopped early: running API episodes stop at their next request
+                    ray.get(actors[-1].halt.remote("interrupted", "the run was stopped"))
+                sync_meter(ray, actors[-1], meter)
             for actor in actors:  # on a cluster that outlives this run too
                 ray.kill(actor)
 
 
-def _submitter(ray: Any, jobs: list[tuple], workers: int, concurrency: int,
-               policy_options: dict[str, Any]) -> tuple[Callable[[tuple], Any], list[Any]]:
-    """A function submitting one job (a task for SimLM, a method call of an async actor for API
-    models), and the actors."""
+def _submitter(ray: Any, jobs: list[tuple], workers: int, concurrency: int, policy_options: dict[str, Any],
+               meter: Any) -> tuple[Callable[[tuple], Any], list[Any]]:
+    """A function submitting one job (a task for SimLM, a method call of a threaded actor for API
+    models), and the actors (the API workers, then the meter actor they charge)."""
     hidden = {key: ray.put(_hidden_bytes(*key)) for key in {(j[1].family, j[1].task_id) for j in jobs}}
     pinned = _pinned_snapshots()
     task = ray.remote(_episode_task).options(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)
     actors: list[Any] = []
     if any(is_api_model(j[0].model) for j in jobs):
+        caps = (meter.max_cost, meter.max_total_tokens, meter.prices) if meter is not None else (None, None, None)
+        shared = ray.remote(MeterActor).options(max_concurrency=4 * max(1, concurrency)).remote(*caps)
         actor = ray.remote(ApiWorker).options(max_concurrency=max(1, concurrency), max_restarts=MAX_RETRIES,
                                               max_task_retries=MAX_RETRIES)
-        actors = [actor.remote(policy_options) for _ in range(max(1, workers))]
+        actors = [actor.remote(policy_options, shared) for _ in range(max(1, workers))] + [shared]
     turn = iter(range(len(jobs)))
 
     def submit(job: tuple) -> Any:
@@ -145,7 +157,7 @@ def _submitter(ray: Any, jobs: list[tuple], workers: int, concurrency: int,
         args = (spec, spec_task, master, wall_time, hidden[(spec_task.family, spec_task.task_id)],
                 _run_key(trace_dir), pinned)
         if is_api_model(spec.model):
-            return actors[next(turn) % len(actors)].episode.remote(*args)
+            return actors[next(turn) % (len(actors) - 1)].episode.remote(*args)
         return task.remote(*args)
 
     return submit, actors
@@ -241,26 +253,94 @@ def _release_idle(family: str) -> None:
 
 
 class ApiWorker:
-    """One Ray actor running API-model episodes on its event loop (Ray caps those in flight)."""
+    """One Ray actor running API-model episodes in its threads (Ray caps those in flight at the
+    actor's ``max_concurrency``), each through ``run_api_episode`` as the local executor runs it."""
 
-    def __init__(self, policy_options: dict[str, Any]):
+    def __init__(self, policy_options: dict[str, Any], meter: Any):
         self.policy_options = policy_options
+        self.meter = RemoteMeter(meter)
 
-    async def episode(self, spec: EpisodeSpec, task: TaskSpec, master: int, wall_time: bool,
-                      hidden: bytes | None, run_key: str, pinned: list[str]) -> tuple[dict[str, Any], bytes]:
-        from pushbench.runner.async_exec import arun_episode
+    def episode(self, spec: EpisodeSpec, task: TaskSpec, master: int, wall_time: bool, hidden: bytes | None,
+                run_key: str, pinned: list[str]) -> tuple[Any, bytes | None]:
+        from pushbench.runner.api_exec import run_api_episode
+        from pushbench.runner.episode import Unfinished
 
         scratch = Scratch(run_key, spec, task, hidden)
         events: list[dict[str, Any]] = []
         try:
             try:
-                row = await arun_episode(spec, task, master, scratch.traces, self.policy_options, wall_time,
-                                         env_options={**scratch.options, "sink": events.append})
+                row = run_api_episode((spec, task, master, scratch.traces, wall_time), self.policy_options,
+                                      self.meter, env_options={**scratch.options, "sink": events.append})
             except Exception as err:
                 row = _error_episode(spec, task, scratch, events, err, pinned)
+            if isinstance(row, Unfinished):
+                return row, None
             return _finish(spec, row, scratch)
         finally:
             scratch.close()
+
+
+class MeterActor:
+    """The run's spend meter as a Ray actor: every API worker charges this one."""
+
+    def __init__(self, max_cost: float | None, max_total_tokens: int | None, prices: Any):
+        from pushbench.policies.spend import Meter
+
+        self.meter = Meter(max_cost, max_total_tokens, prices)
+
+    def admit(self) -> tuple[str, str] | None:
+        from pushbench.policies.spend import RunHalted
+
+        try:
+            self.meter.admit()
+        except RunHalted as halted:
+            return halted.reason, halted.detail
+        return None
+
+    def charge(self, model: str, input_tokens: int, output_tokens: int, cached_tokens: int) -> None:
+        self.meter.charge(model, input_tokens, output_tokens, cached_tokens)
+
+    def hit(self) -> None:
+        self.meter.hit()
+
+    def halt(self, reason: str, detail: str) -> None:
+        self.meter.halt(reason, detail)
+
+    def state(self) -> Any:
+        return self.meter.spend, self.meter.halted
+
+
+class RemoteMeter:
+    """A worker's handle on ``MeterActor`` with the ``Meter`` interface the chat policy uses."""
+
+    def __init__(self, actor: Any):
+        self.actor = actor
+
+    def admit(self) -> None:
+        import ray
+
+        from pushbench.policies.spend import RunHalted
+
+        halted = ray.get(self.actor.admit.remote())
+        if halted is not None:
+            raise RunHalted(*halted)
+
+    def charge(self, model: str, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> None:
+        self.actor.charge.remote(model, input_tokens, output_tokens, cached_tokens)
+
+    def hit(self) -> None:
+        self.actor.hit.remote()
+
+    def halt(self, reason: str, detail: str) -> None:
+        self.actor.halt.remote(reason, detail)
+
+
+def sync_meter(ray: Any, actor: Any, meter: Any) -> None:
+    """Copy the meter actor's totals back into the driver's meter (what the run spent)."""
+    if meter is not None:
+        spend, halted = ray.get(actor.state.remote())
+        meter.spend = spend
+        meter.halted = meter.halted or halted
 
 
 def _error_episode(spec: EpisodeSpec, task: TaskSpec, scratch: Scratch, events: list[dict[str, Any]],

@@ -17,7 +17,9 @@ from typing import Any
 
 from pushbench import config
 from pushbench.scoring.diagnostics import RepetitionRule, diagnose, family_deliverable
+from pushbench.prices import PriceTable, load_prices
 from pushbench.scoring.metrics import CONDITION, common_metrics, load_episodes, summarize
+from pushbench.scoring.usage import episode_usage, usage_summary
 from pushbench.tasks import get_family, load_tasks
 from pushbench.tasks.base import TaskSpec, task_split
 
@@ -46,11 +48,13 @@ def repetition_rule() -> RepetitionRule:
 
 
 def score_row(raw: dict[str, Any], events: list[dict[str, Any]], task: TaskSpec,
-              rule: RepetitionRule | None = None) -> dict[str, Any]:
-    """Raw facts + metrics; ``tokens`` = input + output over every LLM call (auxiliary ones included)."""
+              rule: RepetitionRule | None = None, api: dict[str, Any] | None = None,
+              prices: PriceTable | None = None) -> dict[str, Any]:
+    """Raw facts + metrics + usage (``scoring.usage``; ``api`` is the trace's client block);
+    ``tokens`` = input + output over every LLM call (auxiliary ones included)."""
     tokens = {"tokens": int(raw["input_tokens"]) + int(raw["output_tokens"])} \
         if "input_tokens" in raw and "output_tokens" in raw else {}
-    return {**raw, **tokens, **score_events(events, task, rule)}
+    return {**raw, **tokens, **episode_usage(raw, api, prices or PriceTable()), **score_events(events, task, rule)}
 
 
 def trace_path(run_dir: Path, episode_id: str) -> Path:
@@ -65,8 +69,9 @@ def read_trace(path: Path) -> dict[str, Any]:
     return json.loads(gzip.decompress(path.read_bytes()))  # one call (GzipFile reads in 8 KiB Python steps)
 
 
-def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
-    """Write ``run_dir/scored.jsonl`` and ``run_dir/summary.json``; return the scored file."""
+def score_run(run_dir: Path, manifest_root: Path | None = None, prices: PriceTable | None = None) -> Path:
+    """Write ``run_dir/scored.jsonl`` and ``run_dir/summary.json``; return the scored file.
+    ``prices``: the table of ``cost_usd`` (default params.yaml ``prices``)."""
     run_dir = Path(run_dir)
     raw_path = run_dir / "episodes.jsonl"
     if not raw_path.is_file():
@@ -74,7 +79,7 @@ def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
     raws = [json.loads(line) for line in raw_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     tasks: dict[str, dict[str, TaskSpec]] = {}
     lines = []
-    rule = repetition_rule()
+    rule, prices = repetition_rule(), prices or load_prices()
     for raw in raws:
         family = raw["family"]
         if family not in tasks:
@@ -82,15 +87,24 @@ def score_run(run_dir: Path, manifest_root: Path | None = None) -> Path:
         task = tasks[family].get(raw["task_id"])
         if task is None:
             raise ScoringError(f"task {raw['task_id']!r} of {raw_path} is not in the {family} manifest")
-        events = read_trace(trace_path(run_dir, raw["episode_id"]))["events"]
-        lines.append(json.dumps(score_row(raw, events, task, rule), sort_keys=True))
+        trace = read_trace(trace_path(run_dir, raw["episode_id"]))
+        lines.append(json.dumps(score_row(raw, trace["events"], task, rule, trace.get("api"), prices), sort_keys=True))
     out = run_dir / SCORED
     _write_atomic(out, "".join(line + "\n" for line in sorted(lines)))
     if raws:
-        table = summarize(load_episodes(out))
-        _write_atomic(run_dir / "summary.json",
-                      json.dumps(table.to_dict(orient="records"), sort_keys=True, indent=1) + "\n")
+        _write_atomic(run_dir / "summary.json", json.dumps(summary_records(load_episodes(out)), sort_keys=True,
+                                                           indent=1) + "\n")
     return out
+
+
+def summary_records(episodes: Any, by: list[str] | None = None) -> list[dict[str, Any]]:
+    """Per condition: the metrics of ``summarize`` and the usage of ``usage_summary``."""
+    table = summarize(episodes, by)
+    usage = usage_summary(episodes, by or CONDITION)
+    if usage is not None:
+        table = table.merge(usage, on=by or CONDITION, how="left")
+    records = table.astype(object).where(table.notna(), None).to_dict(orient="records")
+    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in records]
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -100,4 +114,4 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 __all__ = ["CONDITION", "SCORED", "ScoringError", "load_episodes", "read_trace", "score_events", "score_row",
-           "score_run", "summarize"]
+           "score_run", "summarize", "summary_records"]
