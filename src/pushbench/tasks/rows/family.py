@@ -42,7 +42,6 @@ def oracle_steps(valid: list[str], target: int, page_rows: int, max_submit: int)
 
 class RowsFamily:
     name = "rows"
-    mind = None  # SimLM has no mind for this family: sim/* models refuse its tasks
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         """One task per condition and target (``snapshot_root`` is unused: the data ship with

@@ -104,7 +104,6 @@ def unit_steps(rank: int, read_lines: int, function_lines: int) -> int:
 
 class SweFamily:
     name = "swe"
-    mind = "swe"  # SimLM's mind for these tools (pushbench.registry.MINDS)
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         catalogue = load_catalogue()
