@@ -32,27 +32,29 @@ import json
 import random
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pushbench import config
 from pushbench.tasks.swe.faults import LineEdit, apply_edit, fault_sites, functions, parse_python
 from pushbench.tasks.swe.reader import (CUE_ORDER, Evidence, Frame, numbered, rank_repairs, read_failure,
                                         suspects, visible_repairs)
-from pushbench.sandbox import Limits
-from pushbench.tasks.swe.runs import Workspace, run_tests
+from pushbench.tasks.swe.runs import TEST_LIMITS, Workspace, run_tests
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
-MINING_LIMITS = Limits(cpu_seconds=20, wall_seconds=20.0)  # a fault that hangs a test is no unit
+# a fault that hangs a test is no unit; the memory limit is the checks' own (a test run's fork server
+# is started under it, so a run cannot raise it)
+MINING_LIMITS = replace(TEST_LIMITS, cpu_seconds=20, wall_seconds=20.0)
 def mining_pairs(tree: Path, configured: list | None = None) -> list[tuple[str, str]]:
     """(library module, test file) pairs mining tries in a snapshot: ``configured`` (params), else
-    every module under ``src/`` paired with the test file named after it, in path order."""
+    every module under ``src/`` paired with the test file named after it (``_compat.py``:
+    ``test_compat.py``), in path order."""
     if configured:
         return [(str(module), str(test)) for module, test in configured]
     tests = {p.name: p.relative_to(tree).as_posix() for root in ("tests", "testing") if (tree / root).is_dir()
              for p in sorted((tree / root).rglob("test_*.py"))}
-    return [(module.relative_to(tree).as_posix(), tests[f"test_{module.name}"])
-            for module in sorted((tree / "src").rglob("*.py")) if f"test_{module.name}" in tests]
+    named = {module: f"test_{module.name.lstrip('_')}" for module in sorted((tree / "src").rglob("*.py"))}
+    return [(module.relative_to(tree).as_posix(), tests[test]) for module, test in named.items() if test in tests]
 
 
 SLOW_FIXTURES = frozenset({"httpbin", "httpbin_secure", "pytester", "testdir"})  # a server, or a pytest-in-pytest run
