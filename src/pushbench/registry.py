@@ -51,16 +51,22 @@ class Registry:
         self._discover = discover
         self._removed: set[str] = set()
         self._loaded: dict[str, Any] = {}
+        self._finder: Callable[[str | None], dict[str, Entry]] | None = None
+        self._merged: tuple[Any, dict[str, Entry]] | None = None  # (the finder's dict, every entry)
 
     def _found(self, name: str | None = None) -> dict[str, Entry]:
         if self._discover is None:
             return {}
-        finder: Callable[[str | None], dict[str, Entry]] = Entry(self._discover).load()
-        return {n: e for n, e in finder(name).items() if n not in self._removed}
+        if self._finder is None:
+            self._finder = Entry(self._discover).load()
+        return self._finder(name)
 
     def _all(self) -> dict[str, Entry]:
         found = self._found()
-        return {**{n: found[n] for n in sorted(found)}, **self._entries}
+        if self._merged is None or self._merged[0] is not found:  # the finder returns one dict until it changes
+            every = {n: found[n] for n in sorted(found) if n not in self._removed}
+            self._merged = (found, {**every, **self._entries})
+        return self._merged[1]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._get(name) is not None
@@ -81,7 +87,7 @@ class Registry:
     def _get(self, name: str) -> Entry | None:
         if name in self._entries:
             return self._entries[name]
-        return self._found(name).get(name) if name not in self._removed else None
+        return None if name in self._removed else self._found(name).get(name)
 
     def entry(self, name: str) -> Entry:
         found = self._get(name)
@@ -103,11 +109,13 @@ class Registry:
         self._entries[name] = target if isinstance(target, Entry) else Entry(target)
         self._removed.discard(name)
         self._loaded.pop(name, None)
+        self._merged = None
 
     def remove(self, name: str) -> None:
         self._entries.pop(name, None)
         self._removed.add(name)
         self._loaded.pop(name, None)
+        self._merged = None
 
     def forget(self, name: str) -> None:
         """Drop what was imported for ``name`` (its declaration changed)."""

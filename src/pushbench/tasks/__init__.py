@@ -33,6 +33,7 @@ _INSTANCES: dict[str, TaskFamily] = {}
 _DECLARED: dict[str, Declaration] = {}  # every declaration found so far
 _REGISTERED: dict[str, Declaration] = {}  # by register(): win over found ones
 _SCANNED = False
+_MERGED: dict[str, Declaration] = {}  # {**_DECLARED, **_REGISTERED}, rebuilt when either changes
 
 
 def _checked(name: str, found: object, where: str) -> Declaration:
@@ -78,14 +79,18 @@ def _scan() -> None:
 
 def declared(name: str | None = None) -> dict[str, Declaration]:
     """Every family's declaration by name; given ``name``, at least that one if it exists (found
-    without importing the others where possible)."""
-    if name is not None and name not in _REGISTERED and name not in _DECLARED and not _SCANNED:
+    without importing the others where possible). The same dict object until a declaration is added."""
+    global _MERGED
+    if name is not None and name not in _MERGED and not _SCANNED:
         found = _in_package(name) or _entry_points(name).get(name)
         if found is not None:
             _DECLARED[name] = found
-    if name is None or (name not in _REGISTERED and name not in _DECLARED):
+    if not _SCANNED and (name is None or (name not in _REGISTERED and name not in _DECLARED)):
         _scan()
-    return {**_DECLARED, **_REGISTERED}
+    if len(_MERGED) != len(_DECLARED.keys() | _REGISTERED.keys()) or any(
+            _MERGED.get(n) is not d for n, d in _REGISTERED.items()):
+        _MERGED = {**_DECLARED, **_REGISTERED}
+    return _MERGED
 
 
 def register(name: str, declaration: Declaration) -> None:
@@ -98,7 +103,9 @@ def register(name: str, declaration: Declaration) -> None:
 
 def unregister(name: str) -> None:
     """Undo ``register(name, ...)``."""
+    global _MERGED
     _REGISTERED.pop(name, None)
+    _MERGED = {}
     _INSTANCES.pop(name, None)
     FAMILIES.forget(name)
     MINDS.forget(name)
@@ -118,7 +125,7 @@ _ENTRIES: dict[object, tuple[dict[str, Declaration], dict[str, Entry]]] = {}  # 
 def _entries(make, name: str | None) -> dict[str, Entry]:
     families = declared(name)
     cached = _ENTRIES.get(make)
-    if cached is None or cached[0] != families:
+    if cached is None or cached[0] is not families:
         made = {n: make(d) for n, d in families.items()}
         cached = _ENTRIES[make] = (families, {n: e for n, e in made.items() if e is not None})
     return cached[1]
