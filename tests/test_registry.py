@@ -111,7 +111,7 @@ def test_every_family_in_the_package_declares_itself() -> None:
 def test_a_family_outside_the_package_is_registered_at_run_time() -> None:
     rows = declaration("rows")
     mind = MindSpec("pushbench.tasks.reposcan.mind:RepoScanMind", {"rows", "submit", "status", "final", "peek"})
-    register("outside", Declaration(rows.family, mind=mind, deliverable=Deliverable(("submit",)), roles={"items"}))
+    register("outside", Declaration(rows.family, mind=mind, deliverable=Deliverable(("submit",))))
     try:
         assert "outside" in FAMILIES and get_family("outside").name == "outside"
         assert declaration("outside").deliverable == Deliverable(("submit",))
@@ -125,7 +125,7 @@ def test_a_family_outside_the_package_is_registered_at_run_time() -> None:
 
 def test_a_declaration_names_known_roles_only() -> None:
     with pytest.raises(ValueError, match="unknown tool role 'pages'"):
-        Declaration("pushbench.tasks.rows.family:RowsFamily", roles={"items", "pages"})
+        Declaration("pushbench.tasks.rows.family:RowsFamily", roles={"units", "pages"})
 
 
 def test_an_installed_plugin_family_is_found_through_its_entry_point(tmp_path: Path) -> None:

@@ -129,17 +129,15 @@ CONTROLLERS = Registry("controller", {
     "standard": "pushbench.controllers.base:Controller",
     "gated": "pushbench.controllers.gated:GatedController",
     # ``needs``: the tool roles (tasks/base.ROLES) a family must declare; the runner checks them
-    "stateqgp": Entry("pushbench.controllers.stateqgp:StateQGPController", {"name": "stateqgp"},
-                      meta={"needs": ("items",)}),  # page memory and buffer act where there is a paged search
+    "stateqgp": Entry("pushbench.controllers.stateqgp:StateQGPController", {"name": "stateqgp"}),
     "stateqgp-dedupe": Entry("pushbench.controllers.stateqgp:StateQGPController",
-                             {"name": "stateqgp-dedupe", "dedupe": True, "pages": False, "buffer": False},
-                             meta={"needs": ("items",)}),
+                             {"name": "stateqgp-dedupe", "dedupe": True, "pages": False, "buffer": False}),
     "stateqgp-pages": Entry("pushbench.controllers.stateqgp:StateQGPController",
                             {"name": "stateqgp-pages", "dedupe": False, "pages": True, "buffer": False},
-                            meta={"needs": ("items", "paged-search")}),
+                            meta={"needs": ("paged-search",)}),
     "stateqgp-nobuffer": Entry("pushbench.controllers.stateqgp:StateQGPController",
                                {"name": "stateqgp-nobuffer", "dedupe": True, "pages": True, "buffer": False},
-                               meta={"needs": ("items", "paged-search")}),
+                               meta={"needs": ("paged-search",)}),
     "unitqgp": Entry("pushbench.controllers.unitqgp:UnitQGPController", meta={"needs": ("units",)}),
 })
 

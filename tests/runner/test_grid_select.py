@@ -64,9 +64,10 @@ def test_the_cli_window_applies_to_simlm_models_only() -> None:
 @pytest.mark.parametrize("family, controller, refused", [
     ("reposcan", "stateqgp-pages", None),  # items and a paged search
     ("rows", "stateqgp", None),  # an item set: dedupe, progress block, gated final
+    ("corpus", "stateqgp-dedupe", None),  # its progress block
     ("rows", "stateqgp-pages", "the role 'paged-search'"),  # no paged search: the variant would do nothing
+    ("corpus", "stateqgp-nobuffer", "the role 'paged-search'"),
     ("sweissues", "unitqgp", "the role 'units'"),  # one issue, no backlog
-    ("corpus", "stateqgp-dedupe", "the role 'items'"),
 ])
 def test_controllers_need_the_tool_roles_a_family_declares(tmp_path: Path, family: str, controller: str,
                                                           refused: str | None) -> None:

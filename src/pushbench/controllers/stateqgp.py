@@ -2,10 +2,10 @@
 
 Parts switch off separately for the ablation (``stateqgp-dedupe``, ``stateqgp-pages``,
 ``stateqgp-nobuffer``, full ``stateqgp``). Every variant gates final and shows a progress block
-with the verified count in every observation. It steers item-set families (the tool role "items":
-``submit(ids)``); page memory and the buffer need a paged search as well (role "paged-search",
-``tools.items.PagedSearch``): on a family without one they stay off, and the runner refuses the
-variants that consist of them (``registry.CONTROLLERS``' ``needs``).
+with the verified count in every observation; dedupe acts on an item set's ``submit(ids)``. Page
+memory and the buffer need a paged search (the tool role "paged-search", ``tools.items.PagedSearch``):
+on a family without one they stay off, and the runner refuses the variants that are only dedupe and
+pages (``registry.CONTROLLERS``' ``needs``).
 """
 
 from __future__ import annotations

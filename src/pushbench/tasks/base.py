@@ -75,8 +75,7 @@ TARGET = 0  # Deliverable.count: the task's target N
 
 # Tool roles the shared controllers steer by (``Declaration.roles``):
 ROLES = {
-    "items": "an item set (tools/items.py): submit(ids), status(), final(count); StateQGP dedupes its submits",
-    "paged-search": "a search(query, page) tool over env.search_index (tools/items.PagedSearch); "
+    "paged-search": "a search(query, page) tool of an item set over env.search_index (tools/items.PagedSearch); "
                     "StateQGP's page memory and candidate buffer read it",
     "units": "a backlog of work units (tools/units.py) with list_units and status; the unitqgp controller "
              "steers it through the environment's read, change, checker and submit tools",

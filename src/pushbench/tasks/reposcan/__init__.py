@@ -6,7 +6,7 @@ FAMILY = Declaration(
     family="pushbench.tasks.reposcan.family:RepoScanFamily",
     mind=MindSpec("pushbench.tasks.reposcan.mind:RepoScanMind", {"search", "submit", "status", "final"}),
     deliverable=Deliverable(("submit",)),  # at least one submit of ids
-    roles={"items", "paged-search"},
+    roles={"paged-search"},
     summary=("repeated_searches",),
     evidence="pushbench.memory.recall.evidence:REPOSCAN",
 )

@@ -7,7 +7,6 @@ FAMILY = Declaration(
     family="pushbench.tasks.rows.family:RowsFamily",
     mind=None,  # SimLM has no mind for this family: sim/* models refuse its tasks
     deliverable=Deliverable(("submit",)),
-    roles={"items"},
     summary=("status_calls",),
     evidence="pushbench.memory.recall.evidence:ROWS",
 )
