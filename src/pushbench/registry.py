@@ -6,13 +6,17 @@ use, so naming a family or a memory never loads the others) and, optionally, key
 for the factory and metadata. An unknown name raises ``UnknownName`` listing the known ones. To add
 one, add a line to the mapping below (or call ``REGISTRY.add(name, "module:attr")`` at run time,
 e.g. in a test).
+
+Task families and their minds are not listed here: each family declares itself in its own package
+(``tasks/<name>/__init__.py``: ``FAMILY = Declaration(...)``), and ``FAMILIES`` and ``MINDS``
+discover those declarations lazily (``pushbench.tasks.family_entries`` / ``mind_entries``).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 class UnknownName(KeyError, ValueError):
@@ -34,29 +38,62 @@ class Entry:
 
 
 class Registry:
-    """Lazy name -> factory."""
+    """Lazy name -> factory.
 
-    def __init__(self, kind: str, entries: dict[str, str | Entry]):
+    ``discover`` ("module:function") finds entries declared elsewhere, on first need: called with a
+    name it may return just that entry (a cheap, targeted look-up), called with None it returns
+    every entry. Entries added at run time win over discovered ones.
+    """
+
+    def __init__(self, kind: str, entries: dict[str, str | Entry] | None = None, discover: str | None = None):
         self.kind = kind
-        self._entries = {name: e if isinstance(e, Entry) else Entry(e) for name, e in entries.items()}
+        self._entries = {name: e if isinstance(e, Entry) else Entry(e) for name, e in (entries or {}).items()}
+        self._discover = discover
+        self._removed: set[str] = set()
         self._loaded: dict[str, Any] = {}
+        self._finder: Callable[[str | None], dict[str, Entry]] | None = None
+        self._merged: tuple[Any, dict[str, Entry]] | None = None  # (the finder's dict, every entry)
+
+    def _found(self, name: str | None = None) -> dict[str, Entry]:
+        if self._discover is None:
+            return {}
+        if self._finder is None:
+            self._finder = Entry(self._discover).load()
+        return self._finder(name)
+
+    def _all(self) -> dict[str, Entry]:
+        found = self._found()
+        if self._merged is None or self._merged[0] is not found:  # the finder returns one dict until it changes
+            every = {n: found[n] for n in sorted(found) if n not in self._removed}
+            self._merged = (found, {**every, **self._entries})
+        return self._merged[1]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return isinstance(name, str) and self._get(name) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
+        return iter(self.names())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._all())
 
     def names(self) -> list[str]:
-        return list(self._entries)
+        return list(self._all())
+
+    def entries(self) -> dict[str, Entry]:
+        """Every entry by name (discovered ones included)."""
+        return self._all()
+
+    def _get(self, name: str) -> Entry | None:
+        if name in self._entries:
+            return self._entries[name]
+        return None if name in self._removed else self._found(name).get(name)
 
     def entry(self, name: str) -> Entry:
-        if name not in self._entries:
-            raise UnknownName(f"unknown {self.kind} {name!r}; known: {', '.join(self._entries)}")
-        return self._entries[name]
+        found = self._get(name)
+        if found is None:
+            raise UnknownName(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
+        return found
 
     def load(self, name: str) -> Any:
         """The registered object (class or function), imported once."""
@@ -70,35 +107,38 @@ class Registry:
 
     def add(self, name: str, target: str | Entry) -> None:
         self._entries[name] = target if isinstance(target, Entry) else Entry(target)
+        self._removed.discard(name)
         self._loaded.pop(name, None)
+        self._merged = None
 
     def remove(self, name: str) -> None:
         self._entries.pop(name, None)
+        self._removed.add(name)
+        self._loaded.pop(name, None)
+        self._merged = None
+
+    def forget(self, name: str) -> None:
+        """Drop what was imported for ``name`` (its declaration changed)."""
         self._loaded.pop(name, None)
 
 
-FAMILIES = Registry("task family", {
-    "reposcan": "pushbench.tasks.reposcan.family:RepoScanFamily",
-    "dataops": "pushbench.tasks.dataops.family:DataOpsFamily",
-    "swe": "pushbench.tasks.swe.family:SweFamily",
-    "rows": "pushbench.tasks.rows.family:RowsFamily",  # the worked example family
-    "corpus": "pushbench.tasks.corpus.family:CorpusFamily",
-    "sweissues": "pushbench.tasks.sweissues.family:SweIssuesFamily",
-    "planning": "pushbench.tasks.planning.family:PlanningFamily",
-})
+# Each family declares itself in its package (``pushbench.tasks``, ``tasks/base.Declaration``).
+FAMILIES = Registry("task family", discover="pushbench.tasks:family_entries")
 
 CONTROLLERS = Registry("controller", {
     "standard": "pushbench.controllers.base:Controller",
     "gated": "pushbench.controllers.gated:GatedController",
+    # ``needs``: the tool roles (tasks/base.ROLES) a family must declare; the runner checks them
     "stateqgp": Entry("pushbench.controllers.stateqgp:StateQGPController", {"name": "stateqgp"}),
     "stateqgp-dedupe": Entry("pushbench.controllers.stateqgp:StateQGPController",
                              {"name": "stateqgp-dedupe", "dedupe": True, "pages": False, "buffer": False}),
     "stateqgp-pages": Entry("pushbench.controllers.stateqgp:StateQGPController",
-                            {"name": "stateqgp-pages", "dedupe": False, "pages": True, "buffer": False}),
+                            {"name": "stateqgp-pages", "dedupe": False, "pages": True, "buffer": False},
+                            meta={"needs": ("paged-search",)}),
     "stateqgp-nobuffer": Entry("pushbench.controllers.stateqgp:StateQGPController",
-                               {"name": "stateqgp-nobuffer", "dedupe": True, "pages": True, "buffer": False}),
-    "unitqgp": Entry("pushbench.controllers.unitqgp:UnitQGPController",
-                     meta={"families": ("dataops", "swe")}),  # it steers work units; the runner checks this
+                               {"name": "stateqgp-nobuffer", "dedupe": True, "pages": True, "buffer": False},
+                               meta={"needs": ("paged-search",)}),
+    "unitqgp": Entry("pushbench.controllers.unitqgp:UnitQGPController", meta={"needs": ("units",)}),
 })
 
 MEMORIES = Registry("memory", {
@@ -121,25 +161,8 @@ PROVIDERS = Registry("model provider", {  # model names are provider/name
     "litellm": Entry("pushbench.policies.litellm:litellm_policy", meta={"api": True}),  # the litellm extra
 })
 
-# SimLM's per-family minds. Each declares the exact tool set of the family it reads (memory tools
-# aside); SimLM takes the mind whose set equals the task's tools, so a new family never gets another
-# family's mind by sharing some tool names. Families name their mind (``TaskFamily.mind``) and a test
-# checks the two agree.
-MINDS = Registry("SimLM mind", {
-    "reposcan": Entry("pushbench.tasks.reposcan.mind:RepoScanMind",
-                      meta={"tools": frozenset({"search", "submit", "status", "final"})}),
-    "dataops": Entry("pushbench.tasks.dataops.mind:DataOpsMind",
-                     meta={"tools": frozenset({"list_units", "inspect", "answer", "edit", "run_checker",
-                                               "submit", "status", "final"})}),
-    "swe": Entry("pushbench.tasks.swe.mind:SweMind",
-                 meta={"tools": frozenset({"list_units", "read_file", "search_files", "edit", "run_tests",
-                                           "submit", "status", "final"})}),
-    "corpus": Entry("pushbench.tasks.corpus.mind:CorpusMind",
-                    meta={"tools": frozenset({"search", "get_document", "answer"})}),
-    "sweissues": Entry("pushbench.tasks.sweissues.mind:SweIssuesMind",
-                       meta={"tools": frozenset({"list_units", "read_file", "search_files", "edit", "run_tests",
-                                                 "submit", "final"})}),
-    "planning": Entry("pushbench.tasks.planning.mind:PlanningMind",
-                      meta={"tools": frozenset({"add", "apply_coupon", "check", "coupons", "details", "remove",
-                                                "remove_coupon", "route", "search", "submit", "user_info"})}),
-})
+# SimLM's per-family minds, one per family that declares one (``Declaration.mind``), under the
+# family's name, each with the exact tool set it reads (``meta["tools"]``, memory tools aside).
+# SimLM takes the mind whose set equals the task's tools, so a new family never gets another
+# family's mind by sharing some tool names.
+MINDS = Registry("SimLM mind", discover="pushbench.tasks:mind_entries")

@@ -18,7 +18,7 @@ from pushbench.cli import app
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
 from pushbench.memory.recall import (BUCKETS, RecallError, bucket_of, recall_by_length, run_recall, summary)
-from pushbench.memory.recall.evidence import RULES, Seen, view_text
+from pushbench.memory.recall.evidence import Seen, evidence_rule, view_text
 from pushbench.memory.recall.replay import Recording, ReplayStats, replay
 from pushbench.runner.files import write_trace
 
@@ -111,7 +111,7 @@ def test_memgpt_keeps_what_the_policy_wrote_into_core_memory(tmp_path: Path, mak
 
 
 def test_an_id_nothing_showed_needs_no_evidence() -> None:
-    rule = RULES["reposcan"]
+    rule = evidence_rule("reposcan")
     history = [Seen(1, "search", f"search \"x\": page 1 of 1 (1 results)\n[1] {GOOD}\n    L3: def test_get(db):")]
     assert [n.unit for n in rule.needed("submit", {"ids": ["a.py::b", GOOD, GOOD]}, history)] == [f"hit:{GOOD}"]
     assert rule.needed("search", {"query": "x"}, history) is None  # not a decision
@@ -119,7 +119,7 @@ def test_an_id_nothing_showed_needs_no_evidence() -> None:
 
 
 def test_the_latest_verdict_is_the_needed_one() -> None:
-    rule = RULES["reposcan"]
+    rule = evidence_rule("reposcan")
     history = [Seen(1, "submit", f"submit: 0 accepted, 1 rejected, 0 duplicate\n  rejected  {GOOD}"),
                Seen(2, "submit", f"submit: 0 accepted, 0 rejected, 1 duplicate\n  duplicate {GOOD}")]
     (needed,) = rule.needed("submit", {"ids": [GOOD]}, history)
@@ -129,7 +129,7 @@ def test_the_latest_verdict_is_the_needed_one() -> None:
 
 
 def test_a_unit_submit_needs_its_last_checker_result() -> None:
-    rule = RULES["dataops"]
+    rule = evidence_rule("dataops")
     history = [Seen(1, "run_checker", "checker U01: FAIL\nanswer '4' does not match"),
                Seen(2, "run_checker", "checker U02: PASS\nanswer ok"),
                Seen(3, "run_checker", "checker U01: PASS\nanswer '5.1' matches\nmore")]
@@ -218,7 +218,7 @@ def test_a_stored_memgpt_trace_replays_with_its_own_summaries_at_the_recorded_wi
 
 
 def test_rows_hits_are_row_lines() -> None:
-    rule = RULES["rows"]
+    rule = evidence_rule("rows")
     history = [Seen(1, "rows", "rows iris: page 1 of 8 (150 rows)\nid,a,b\nr0001,5.1,3.5\nr0002,4.9,3.0")]
     (needed,) = rule.needed("submit", {"ids": ["r0002", "r0099"]}, history)
     assert needed.unit == "hit:r0002" and needed.present("x\nr0002,4.9,3.0") and not needed.present("r00021,1")

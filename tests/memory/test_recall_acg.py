@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pushbench.memory.recall import run_recall
-from pushbench.memory.recall.evidence import RULES, Seen, view_text
+from pushbench.memory.recall.evidence import Seen, evidence_rule, view_text
 from pushbench.tasks.base import TaskSpec
 
 HEADPHONES = ("P0171 | Granite Harbor headphones | headphones | brand Granite | colour white | size one size | "
@@ -28,7 +28,7 @@ SHOP = [Seen(1, "search", f"search products: page 1 of 1 (2 matches)\n{HEADPHONE
 
 
 def test_planning_submit_needs_the_line_of_each_item_in_the_cart() -> None:
-    rule = RULES["planning"]
+    rule = evidence_rule("planning")
     assert rule.needed("check", {}, SHOP) is None  # not a decision
     needed = rule.needed("submit", {}, SHOP)
     assert [n.unit for n in needed] == ["item:P0171", "item:C03"]  # P0130 was removed; P0999 never added
@@ -48,12 +48,12 @@ def test_planning_trip_lines_follow_adds_and_removes_by_day() -> None:
                Seen(3, "add", "plan: added H012 on day 1."), Seen(4, "add", "plan: added F1437 on day 1."),
                Seen(5, "add", "plan: added H012 on day 2."), Seen(6, "remove", "plan: removed H012 from day 1."),
                Seen(7, "add", "plan: added V054 on day 2 at 15:00.")]  # V054 never shown: needs nothing
-    needed = RULES["planning"].needed("submit", {}, history)
+    needed = evidence_rule("planning").needed("submit", {}, history)
     assert [n.unit for n in needed] == ["item:F1437", "item:H012"]  # H012 is still in the plan on day 2
     stay = needed[1]
     assert stay.present(f"{hotel}\n{nights}")
     assert not stay.present(hotel)  # a hotel's line without the free nights it was shown with
-    assert RULES["planning"].needed("submit", {}, history[:2]) == []  # an empty plan needs nothing
+    assert evidence_rule("planning").needed("submit", {}, history[:2]) == []  # an empty plan needs nothing
 
 
 API = "requests.sessions.Session.request"
@@ -74,7 +74,7 @@ CORPUS = [Seen(1, "search", API_HIT), Seen(2, "get_document", API_PAGE), Seen(3,
 
 
 def test_a_corpus_answer_needs_the_entity_title_and_each_clue_page() -> None:
-    rule = RULES["corpus"]
+    rule = evidence_rule("corpus")
     assert rule.needed("search", {"query": "x"}, CORPUS, OBJECTIVE) is None
     needed = {n.unit: n for n in rule.needed("answer", {"text": " Requests.Sessions.Session.request() ",
                                                         "confidence": 0.9}, CORPUS, OBJECTIVE)}
@@ -90,7 +90,7 @@ def test_a_corpus_answer_needs_the_entity_title_and_each_clue_page() -> None:
 
 
 def test_a_corpus_answer_needs_only_what_showed_it() -> None:
-    rule = RULES["corpus"]
+    rule = evidence_rule("corpus")
     wrong = rule.needed("answer", {"text": "requests.get", "confidence": 0.2}, CORPUS, OBJECTIVE)
     assert wrong == []  # nothing shown names requests.get or supports a clue for it
     release = ("Find the one release ...\n- clue:1: one of its changelog items uses the words \"chained\" and "
@@ -107,7 +107,7 @@ def test_a_corpus_answer_needs_only_what_showed_it() -> None:
 
 
 def test_a_sweissues_submit_needs_the_issue_checker_result() -> None:
-    rule = RULES["sweissues"]
+    rule = evidence_rule("sweissues")
     history = [Seen(1, "run_tests", "checker I01: FAIL\nthe issue's tests fail\n....F.."),
                Seen(2, "run_tests", "checker I01: PASS\nall of the issue's tests pass\n.......")]
     (needed,) = rule.needed("submit", {"unit": "I01"}, history)

@@ -59,3 +59,23 @@ def test_a_window_suffix_sets_simlm_window_and_names_the_condition() -> None:
 def test_the_cli_window_applies_to_simlm_models_only() -> None:
     assert _models(["sim/base", "openai/x", "sim/pro@4k"], 8000) == ["sim/base@8k", "openai/x", "sim/pro@8k"]
     assert _models(["sim/base"], None) == ["sim/base"]
+
+
+@pytest.mark.parametrize("family, controller, refused", [
+    ("reposcan", "stateqgp-pages", None),  # items and a paged search
+    ("rows", "stateqgp", None),  # an item set: dedupe, progress block, gated final
+    ("corpus", "stateqgp-dedupe", None),  # its progress block
+    ("rows", "stateqgp-pages", "the role 'paged-search'"),  # no paged search: the variant would do nothing
+    ("corpus", "stateqgp-nobuffer", "the role 'paged-search'"),
+    ("sweissues", "unitqgp", "the role 'units'"),  # one issue, no backlog
+])
+def test_controllers_need_the_tool_roles_a_family_declares(tmp_path: Path, family: str, controller: str,
+                                                          refused: str | None) -> None:
+    write_manifest(tmp_path / f"{family}.jsonl", [TaskSpec(task_id="t", family=family, objective="o", target=1,
+                                                           budget=3, tools=["x"], oracle_steps=1)])
+    grid = Grid(family, [controller], ["openai/m"], ["full"], ["native"], 1)
+    if refused is None:
+        assert [t.task_id for t in check_grid(grid, tmp_path)] == ["t"]
+    else:
+        with pytest.raises(GridError, match=f"controller '{controller}' needs a family whose tools play {refused}"):
+            check_grid(grid, tmp_path)

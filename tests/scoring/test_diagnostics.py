@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pushbench.scoring import score_events, score_row
-from pushbench.scoring.diagnostics import (DELIVERABLES, TARGET, Continuation, Deliverable, RepetitionRule, continuation, diagnose,
-                                           repetition_period)
+from pushbench.scoring.diagnostics import (TARGET, Continuation, Deliverable, RepetitionRule, continuation, delivered,
+                                           diagnose, family_deliverable, repetition_period)
 from pushbench.tasks.base import TaskSpec
 from pushbench.tools.base import PreconditionError, ToolCall
 from pushbench.verifier import Verifier
@@ -87,26 +87,26 @@ def test_repetition_compares_arguments_and_reads_its_thresholds():
 
 def test_deliverable_presence_and_delivered_but_failed_per_family():
     submit = call("submit", {"ids": ["a"]})
-    found = diagnose(numbered([call("search"), submit, end("final")]), 5, False, DELIVERABLES["reposcan"])
+    found = diagnose(numbered([call("search"), submit, end("final")]), 5, False, family_deliverable("reposcan"))
     assert found.deliverable_present and found.delivered_but_failed
-    found = diagnose(numbered([call("search"), end("give_up")]), 5, False, DELIVERABLES["reposcan"])
+    found = diagnose(numbered([call("search"), end("give_up")]), 5, False, family_deliverable("reposcan"))
     assert found.deliverable_present is False and found.delivered_but_failed is False
-    assert diagnose(numbered([submit]), 1, True, DELIVERABLES["rows"]).delivered_but_failed is False
+    assert diagnose(numbered([submit]), 1, True, family_deliverable("rows")).delivered_but_failed is False
     # an intercepted submit never reached the tool: nothing was handed over
     blocked = call("submit", {"ids": ["a"]}, info={"intercepted_by": "stateqgp"})
-    assert diagnose(numbered([blocked]), 1, False, DELIVERABLES["reposcan"]).deliverable_present is False
-    assert diagnose(numbered([call("answer", {"text": "x"})]), 1, False, DELIVERABLES["corpus"]).deliverable_present
+    assert diagnose(numbered([blocked]), 1, False, family_deliverable("reposcan")).deliverable_present is False
+    assert diagnose(numbered([call("answer", {"text": "x"})]), 1, False, family_deliverable("corpus")).deliverable_present
     assert diagnose(numbered([submit]), 1, False, None).deliverable_present is None  # undeclared: not assessable
 
 
 def test_work_unit_deliverable_is_n_submits_or_any_edit():
-    swe = DELIVERABLES["swe"]
+    swe = family_deliverable("swe")
     assert swe == Deliverable(("submit",), TARGET, or_any=("edit",))
     units = [call("submit", {"unit": u}) for u in ("U1", "U2")]
-    assert not swe.present(units, 3) and swe.present(units, 2)
-    assert swe.present([call("edit", {"path": "f"})], 3)
-    assert not swe.present([call("edit", {"path": "f"}, ok=False)], 3)  # a refused edit changed nothing
-    assert DELIVERABLES["dataops"].present([call("answer", {"unit": "U1"})], 5)
+    assert not delivered(swe, units, 3) and delivered(swe, units, 2)
+    assert delivered(swe, [call("edit", {"path": "f"})], 3)
+    assert not delivered(swe, [call("edit", {"path": "f"}, ok=False)], 3)  # a refused edit changed nothing
+    assert delivered(family_deliverable("dataops"), [call("answer", {"unit": "U1"})], 5)
 
 
 def test_continuation_after_rejection_resumption_and_delay():
@@ -136,5 +136,4 @@ def test_scored_rows_carry_the_diagnostics_and_token_totals():
 
 def test_every_registered_family_declares_its_deliverable() -> None:
     from pushbench.registry import FAMILIES
-    from pushbench.scoring.diagnostics import DELIVERABLES
-    assert sorted(DELIVERABLES) == sorted(FAMILIES.names())
+    assert all(family_deliverable(name) is not None for name in FAMILIES), FAMILIES.names()

@@ -152,3 +152,18 @@ def test_summarize_per_condition(tmp_path) -> None:
     assert isinstance(load_episodes(path), pd.DataFrame)
     with pytest.raises(FileNotFoundError):
         load_episodes(tmp_path / "missing")
+
+
+def test_summarize_shows_the_metrics_each_family_declares() -> None:
+    """Declaration.summary: RepoScan's repeated searches, rows' status calls; a family this process
+    does not know adds none; each column is the mean over its own family's rows."""
+    rows = [{**_row("standard", True, 10), "repeated_searches": 2, "status_calls": 1},
+            {**_row("standard", True, 10), "family": "rows", "repeated_searches": None, "status_calls": 3},
+            {**_row("standard", True, 10), "family": "elsewhere", "status_calls": 5, "other": 1}]
+    table = summarize(pd.DataFrame(rows))
+    assert list(table.columns[-2:]) == ["repeated_searches", "status_calls"] and "other" not in table
+    by_family = table.set_index("family")
+    assert by_family.loc["reposcan", "repeated_searches"] == 2 and by_family.loc["rows", "status_calls"] == 3
+    assert pd.isna(by_family.loc["rows", "repeated_searches"])
+    only_reposcan = summarize(pd.DataFrame(rows[:1]))
+    assert "status_calls" not in only_reposcan and "repeated_searches" in only_reposcan

@@ -2,7 +2,10 @@
 
 Parts switch off separately for the ablation (``stateqgp-dedupe``, ``stateqgp-pages``,
 ``stateqgp-nobuffer``, full ``stateqgp``). Every variant gates final and shows a progress block
-with the verified count in every observation.
+with the verified count in every observation; dedupe acts on an item set's ``submit(ids)``. Page
+memory and the buffer need a paged search (the tool role "paged-search", ``tools.items.PagedSearch``):
+on a family without one they stay off, and the runner refuses the variants that are only dedupe and
+pages (``registry.CONTROLLERS``' ``needs``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 from pushbench import guidance
 from pushbench.controllers.base import Controller, Intercept, final_gate
 from pushbench.tools.base import Observation, ToolCall
+from pushbench.tools.items import PagedSearch
 
 
 class StateQGPController(Controller):
@@ -102,7 +106,7 @@ class StateQGPController(Controller):
         return obs
 
     def _record_page(self, args: dict[str, Any], env: Any) -> list[str]:
-        if not hasattr(env, "search_index"):  # page memory needs a paged search (RepoScan's); none here
+        if not isinstance(env, PagedSearch):  # no paged search to remember pages of
             return []
         query, number = norm(args["query"]), args.get("page", 1)
         page = env.search_index.page(query, number)

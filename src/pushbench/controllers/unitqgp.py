@@ -50,7 +50,7 @@ class UnitQGPController(Controller):
     # --- before the action -------------------------------------------------------------------
     def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
         if not hasattr(env, "records"):
-            raise TypeError(f"the unitqgp controller needs a work-unit family (dataops, swe); task "
+            raise TypeError(f"the unitqgp controller needs a work-unit family (the tool role 'units'); task "
                             f"{env.task.task_id!r} is not one (use stateqgp for item-set families)")
         self.notes = []
         decision = self._decide(call, env)

@@ -11,8 +11,8 @@ from pathlib import Path
 from pushbench import config
 from pushbench.registry import BACKENDS, CONTROLLERS, FAMILIES, MEMORIES, PROVIDERS, Registry
 from pushbench.runner.grid import Grid
-from pushbench.tasks import load_tasks, manifest_path
-from pushbench.tasks.base import TaskSpec
+from pushbench.tasks import declaration, load_tasks, manifest_path
+from pushbench.tasks.base import ROLES, TaskSpec
 
 
 class GridError(ValueError):
@@ -57,10 +57,13 @@ def check_grid(grid: Grid, manifest_root: Path | None = None) -> list[TaskSpec]:
     if grid.family not in FAMILIES:
         raise GridError(f"unknown task family {grid.family!r}; known: {', '.join(FAMILIES)}")
     _names("controller", "--controller", grid.controllers, CONTROLLERS)
+    declared = declaration(grid.family)
     for name in grid.controllers:
-        families = CONTROLLERS.entry(name).meta.get("families")
-        if families and grid.family not in families:
-            raise GridError(f"controller {name!r} works on the families {', '.join(families)}, not {grid.family!r}")
+        missing = [role for role in CONTROLLERS.entry(name).meta.get("needs", ()) if role not in declared.roles]
+        if missing:
+            raise GridError(f"controller {name!r} needs a family whose tools play the role {missing[0]!r} "
+                            f"({ROLES[missing[0]]}); {grid.family!r} declares "
+                            f"{', '.join(sorted(declared.roles)) or 'no roles'}")
     _names("memory", "--memory", grid.memories, MEMORIES)
     _names("backend", "--backend", grid.backends, BACKENDS)
     if not grid.models:
@@ -68,7 +71,7 @@ def check_grid(grid: Grid, manifest_root: Path | None = None) -> list[TaskSpec]:
     for model in grid.models:
         check_model(model)
     sim = [m for m in grid.models if m.startswith("sim/")]
-    if sim and getattr(FAMILIES.load(grid.family), "mind", None) is None:
+    if sim and declared.mind is None:
         raise GridError(f"SimLM has no mind for family {grid.family!r}, so {', '.join(sim)} cannot play it; "
                         "use openai/<model> for this family")
     if grid.seeds < 1:

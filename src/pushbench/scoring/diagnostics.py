@@ -10,8 +10,8 @@ Six overlapping categories, none causal (an episode can show several):
 - **budget exhaustion**: the episode ended with the terminal reason ``budget``;
 - **repetition**: a block of 1 to ``max_period`` identical calls (same tool, same arguments) occurring
   at least ``min_repeats`` times in a row (params ``diagnostics.repetition``);
-- **deliverable presence**: the family's declared artifact (its line in ``DELIVERABLES``) was
-  handed over by an accepted call; **delivered-but-failed**: present and
+- **deliverable presence**: the family's declared artifact (``Declaration.deliverable`` in its
+  package, ``tasks/base.Deliverable``) was handed over by an accepted call; **delivered-but-failed**: present and
   the verifier's outcome is a failure. A family that declares none is not assessable (``None``);
 - **continuation after rejection**: after the episode's first rejection (interface or precondition),
   did an accepted call follow, and after how many actions (1: the very next one).
@@ -26,24 +26,15 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pushbench.tasks.base import TARGET, Deliverable
 from pushbench.tools.base import PRECONDITION
 
-TARGET = 0  # Deliverable.count: the task's target N
 
-
-@dataclass(frozen=True)
-class Deliverable:
-    """What a family's episode must hand over: at least ``count`` accepted calls of ``tools``
-    (``TARGET``: the task's N), or any accepted call of ``or_any`` (e.g. an edit in the repository)."""
-
-    tools: tuple[str, ...]
-    count: int = 1
-    or_any: tuple[str, ...] = ()
-
-    def present(self, calls: list[dict[str, Any]], target: int) -> bool:
-        done = [c["tool"] for c in calls if accepted(c)]
-        need = target if self.count == TARGET else self.count
-        return any(t in self.or_any for t in done) or sum(t in self.tools for t in done) >= max(1, need)
+def delivered(deliverable: Deliverable, calls: list[dict[str, Any]], target: int) -> bool:
+    """Did accepted calls hand the deliverable over (``TARGET``: the task's N calls)?"""
+    done = [c["tool"] for c in calls if accepted(c)]
+    need = target if deliverable.count == TARGET else deliverable.count
+    return any(t in deliverable.or_any for t in done) or sum(t in deliverable.tools for t in done) >= max(1, need)
 
 
 @dataclass(frozen=True)
@@ -140,7 +131,7 @@ def diagnose(events: list[dict[str, Any]], target: int, success: bool, deliverab
     calls = calls_of(events)
     end = next((e for e in reversed(events) if e.get("kind") == "end"), None)
     period = repetition_period(calls, rule or RepetitionRule())
-    present = deliverable.present(calls, target) if deliverable is not None else None
+    present = delivered(deliverable, calls, target) if deliverable is not None else None
     cont = continuation(calls)
     return Diagnostics(
         interface_rejections=sum(map(is_interface, calls)),
@@ -152,23 +143,12 @@ def diagnose(events: list[dict[str, Any]], target: int, success: bool, deliverab
         rejection_episode=cont.rejected, rejection_resumed=cont.resumed, rejection_delay=cont.delay)
 
 
-# Each family's deliverable, one line per family (ACG App. C: task-specific, not correctness). The
-# table lives here, not in the family's package, so declaring one re-scores runs without re-running them.
-DELIVERABLES: dict[str, Deliverable] = {
-    "reposcan": Deliverable(("submit",)),  # at least one submit of ids
-    "rows": Deliverable(("submit",)),
-    "corpus": Deliverable(("answer",)),  # an answer
-    "dataops": Deliverable(("submit",), TARGET, or_any=("answer", "edit")),  # N submits, or any answer/edit
-    "swe": Deliverable(("submit",), TARGET, or_any=("edit",)),  # N submits, or any edit in the repository
-    "planning": Deliverable(("submit",)),  # a submitted cart or plan
-    "sweissues": Deliverable(("submit",), or_any=("edit",)),  # the repair submitted, or any edit in the repository
-}
-
-
 def family_deliverable(family: str) -> Deliverable | None:
     """The family's declared deliverable, or None (then presence is not assessable)."""
-    return DELIVERABLES.get(family)
+    from pushbench.tasks import declaration
+
+    return declaration(family).deliverable
 
 
-__all__ = ["Continuation", "Deliverable", "Diagnostics", "DELIVERABLES", "RepetitionRule", "TARGET", "accepted", "continuation",
-           "diagnose", "family_deliverable", "is_interface", "is_precondition", "is_rejection", "repetition_period"]
+__all__ = ["Continuation", "Deliverable", "Diagnostics", "RepetitionRule", "TARGET", "accepted", "continuation",
+           "delivered", "diagnose", "family_deliverable", "is_interface", "is_precondition", "is_rejection", "repetition_period"]

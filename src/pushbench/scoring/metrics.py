@@ -63,8 +63,25 @@ def load_episodes(path: Any) -> Any:
     return pd.read_json(path, lines=True)
 
 
+def family_columns(families: Any) -> list[str]:
+    """The metrics these families declare for ``summarize`` (``Declaration.summary``), in order; a
+    family this process does not know adds none."""
+    from pushbench.registry import UnknownName
+    from pushbench.tasks import declaration
+
+    columns: list[str] = []
+    for family in sorted(set(families)):
+        try:
+            shown = declaration(family).summary
+        except UnknownName:
+            continue
+        columns += [c for c in shown if c not in columns]
+    return columns
+
+
 def summarize(episodes: Any, by: list[str] | None = None) -> Any:
-    """Per condition: success rate, mean valid count, duplicate rate, valid/step and failure rates."""
+    """Per condition: success rate, mean valid count, duplicate rate, valid/step and failure rates,
+    then the mean of each metric the episodes' families declare for it (``Declaration.summary``)."""
     by = by or CONDITION
     if "success" not in episodes:
         raise ValueError("these episodes hold raw facts only: score the run first (`pushbench score RUN_DIR`)")
@@ -78,6 +95,6 @@ def summarize(episodes: Any, by: list[str] | None = None) -> Any:
         false_completion=("false_completion", "mean"),
         premature_stop=("premature_stop", "mean"),
         mean_steps=("steps", "mean"),
-        **({"repeated_searches": ("repeated_searches", "mean")} if "repeated_searches" in episodes else {}),
+        **{c: (c, "mean") for c in family_columns(episodes.get("family", ())) if c in episodes},
     ).reset_index()
     return table.round(4)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pushbench.requirements import Requirement, validate_origins
 from pushbench.tools.base import Environment, Observation, ToolError, tool
@@ -28,6 +28,19 @@ def first_sentence(text: str) -> str:
     """``text`` up to the first full stop that ends a sentence (``6.5`` or ``client.`` do not)."""
     match = _SENTENCE_END.search(text)
     return text[: match.start() + 1] if match else text
+
+
+@runtime_checkable
+class PagedSearch(Protocol):
+    """An item-set environment whose ``search(query, page)`` tool pages through a deterministic
+    index (the tool role "paged-search", ``tasks/base.ROLES``; RepoScan's). StateQGP's page memory and
+    candidate buffer read ``search_index.page(query, page)`` (an object with ``pages`` and ``hits``,
+    each hit with ``uid`` and ``rank``) and show buffered hits with ``render_hits(hits)``, the
+    family's own hit format. Without it they have nothing to read and stay off."""
+
+    search_index: Any
+
+    def render_hits(self, hits: list[Any]) -> str: ...
 
 
 class ItemSetEnvironment(Environment):

@@ -16,7 +16,7 @@ from pushbench.tasks.corpus import mind as corpus_mind
 
 def test_the_family_gets_its_own_mind(corpus_family: Any, corpus_tasks: list) -> None:
     env = corpus_family.environment(corpus_tasks[0])
-    assert mind_name(env.schemas()) == corpus_family.mind == "corpus"
+    assert mind_name(env.schemas()) == corpus_family.name == "corpus"
 
 
 def test_the_mind_imports_nothing_that_opens_answers() -> None:

@@ -19,7 +19,9 @@ import pytest
 from pushbench import config
 from pushbench.tasks.swe.family import check_unit, issue_title
 from pushbench.tasks.swe.faults import OPERATORS, apply_edit
-from pushbench.tasks.swe.units import PAIRS, load_catalogue, relevant_tests
+from pushbench.tasks.swe.units import load_catalogue, mining_pairs, relevant_tests
+
+REPOS = config.params("swe.repos")  # the configured snapshots
 
 EXHAUSTIVE = os.environ.get("PUSHBENCH_SWE_EXHAUSTIVE") == "1"
 
@@ -31,7 +33,7 @@ def catalogue():
 
 def test_the_catalogue_has_48_units_over_three_repositories(catalogue) -> None:
     per_repo = Counter(u.repo for u in catalogue)
-    assert sum(per_repo.values()) >= 48 and set(per_repo) == set(PAIRS)
+    assert sum(per_repo.values()) >= 48 and set(per_repo) == set(REPOS)
     assert min(per_repo.values()) >= config.params("swe.units_per_repo")
     assert len({u.unit for u in catalogue}) == len(catalogue)
     assert len({(u.repo, u.path, u.function) for u in catalogue}) == len(catalogue)  # one per function
@@ -47,6 +49,16 @@ def test_faults_apply_to_the_pinned_snapshots(catalogue, snapshot_root) -> None:
         broken = apply_edit(text, unit.edit())
         old, new = unit.fix_strings(broken)
         assert broken.count(old) == 1 and broken.replace(old, new) == text
+
+
+def test_mining_pairs_are_configured_or_derived_from_the_tree(tmp_path) -> None:
+    assert mining_pairs(tmp_path, [["src/a/b.py", "tests/test_b.py"]]) == [("src/a/b.py", "tests/test_b.py")]
+    for rel in ("src/pkg/__init__.py", "src/pkg/utils.py", "src/pkg/sub/parser.py", "src/pkg/core.py",
+                "tests/test_utils.py", "tests/unit/test_parser.py", "tests/test_other.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert mining_pairs(tmp_path, []) == [("src/pkg/sub/parser.py", "tests/unit/test_parser.py"),
+                                           ("src/pkg/utils.py", "tests/test_utils.py")]
 
 
 def test_relevant_tests_skip_slow_fixtures() -> None:
@@ -69,7 +81,7 @@ def test_units_fail_broken_and_pass_repaired(catalogue, snapshot_root) -> None:
     chosen = {u.unit for u in _sample(catalogue)}
     used = config.params("swe.units_per_repo")
     failures = []
-    for repo in sorted(PAIRS):
+    for repo in sorted(REPOS):
         units = [u for u in catalogue if u.repo == repo][:used]
         others = {u.unit: [o for o in units if o.unit != u.unit] for u in units}
         with ThreadPoolExecutor(2) as pool:  # each check is two sandboxed pytest runs

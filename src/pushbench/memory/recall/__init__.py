@@ -22,7 +22,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from pushbench.memory.base import memory_tools
-from pushbench.memory.recall.evidence import RULES, view_text
+from pushbench.memory.recall.evidence import evidence_rule, view_text
 from pushbench.memory.recall.replay import Recording, ReplayStats, replay
 from pushbench.policies.base import turn_from_message
 from pushbench.registry import CONTROLLERS, MEMORIES, UnknownName
@@ -106,7 +106,9 @@ def recall_by_length(result: RecallResult) -> pd.DataFrame:
 def recall_episode(recording: Recording, memory: str, budget: int, env: Any, family: str, episode_id: str,
                    stats: ReplayStats | None = None) -> list[DecisionRecall]:
     """Replay one recording through a fresh ``memory`` and judge each decision's view."""
-    rule = RULES[family]
+    rule = evidence_rule(family)
+    if rule is None:
+        raise RecallError(f"family {family!r} declares no evidence rule (Declaration.evidence)")
     stats = stats if stats is not None else ReplayStats()
     out = []
     for turn in replay(recording, MEMORIES.make(memory), budget, env, stats):
@@ -189,8 +191,8 @@ def run_recall(run_dir: Path, memories: list[str], budget: int, *, limit: int | 
             if not trace_path.is_file():
                 result.missing_traces += 1
                 continue
-            if row["family"] not in RULES:
-                raise RecallError(f"no evidence rule for family {row['family']!r}; known: {', '.join(RULES)}")
+            if evidence_rule(row["family"]) is None:
+                raise RecallError(f"family {row['family']!r} declares no evidence rule (Declaration.evidence)")
             if row["model"] not in windows:
                 windows[row["model"]] = recorded_window(row["model"])
             recording = load_recording(row, trace_path, windows[row["model"]])

@@ -273,12 +273,18 @@ def _shows(clue: Clue, page: _Page, name: str) -> bool:
     return any(supports(clue, page.title, text, c) for c in candidates)
 
 
-RULES: dict[str, EvidenceRule] = {
-    "reposcan": ItemRule(_REPOSCAN_HIT, r"\[\d+\] {id}$"),
-    "rows": ItemRule(_ROW_HIT, r"^{id},"),
-    "dataops": UnitRule(),
-    "swe": UnitRule(),
-    "sweissues": UnitRule(),
-    "planning": PlanRule(),
-    "corpus": CorpusRule(),
-}
+# The rules the families name in their declarations (``Declaration.evidence``, "module:attr").
+REPOSCAN: EvidenceRule = ItemRule(_REPOSCAN_HIT, r"\[\d+\] {id}$")
+ROWS: EvidenceRule = ItemRule(_ROW_HIT, r"^{id},")
+UNITS: EvidenceRule = UnitRule()  # dataops, swe, sweissues
+PLANNING: EvidenceRule = PlanRule()
+CORPUS: EvidenceRule = CorpusRule()
+
+
+def evidence_rule(family: str) -> EvidenceRule | None:
+    """The rule the family declares (``Declaration.evidence``), or None when it declares none."""
+    from pushbench.registry import Entry
+    from pushbench.tasks import declaration
+
+    target = declaration(family).evidence
+    return None if target is None else Entry(target).load()

@@ -22,7 +22,7 @@ from pushbench.tokens import count_tokens
 def mind_name(tools: list[dict[str, Any]]) -> str:
     """The registered mind whose declared tool set equals the task's tools (memory tools aside)."""
     names = frozenset(t.get("function", {}).get("name") for t in tools) - memory_skills.MEMORY_TOOLS
-    matches = [name for name in MINDS if MINDS.entry(name).meta["tools"] == names]
+    matches = [name for name, entry in MINDS.entries().items() if entry.meta["tools"] == names]
     if len(matches) != 1:
         raise ValueError(f"SimLM has no reader for a task with tools {sorted(n for n in names if n)}"
                          + (f" (several minds declare them: {', '.join(matches)})" if matches else ""))

@@ -68,7 +68,6 @@ def interleave(questions: list[Any]) -> list[Any]:
 
 class CorpusFamily:
     name = "corpus"
-    mind = "corpus"  # SimLM's mind for these tools (pushbench.registry.MINDS)
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         """Questions over the built corpus (``snapshot_root`` is unused: the corpus stage read it)."""

@@ -164,7 +164,6 @@ def backlog_recipes(n: int, index: int, task_id: str, seed: int, pools: dict[str
 
 class DataOpsFamily:
     name = "dataops"
-    mind = "dataops"  # SimLM's mind for these tools (pushbench.registry.MINDS)
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         from pushbench.tasks.dataops.oracle import solve_unit

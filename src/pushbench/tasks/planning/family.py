@@ -98,7 +98,6 @@ def interleave(made: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[s
 
 class PlanningFamily:
     name = "planning"
-    mind = "planning"  # SimLM's mind for these tools (pushbench.registry.MINDS)
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         from pushbench.tasks.planning.texts import requirement_text

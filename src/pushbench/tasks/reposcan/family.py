@@ -75,7 +75,6 @@ def oracle_steps(goal: Goal, search: CodeSearch) -> int:
 
 class RepoScanFamily:
     name = "reposcan"
-    mind = "reposcan"  # SimLM's mind for these tools (pushbench.registry.MINDS)
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         tasks = []

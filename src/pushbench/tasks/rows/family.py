@@ -2,8 +2,8 @@
 condition stated in the objective (e.g. rows of the wine data where `alcohol` > 13.0).
 
 The family is this subpackage: ``data.py`` (CSV files that ship inside the installed
-scikit-learn, nothing downloaded), this module (the family registered as ``rows`` in
-``pushbench.registry``: ``build`` turns params into tasks and hidden answers, ``environment``
+scikit-learn, nothing downloaded), ``__init__.py`` (its declaration), this module (``build``
+turns params into tasks and hidden answers, ``environment``
 makes one episode's tools) and ``env.py`` with its tools rows(page), submit(ids), status() and
 final(count). Valid ids reach the verifier only through ``BuiltTask.hidden``, which
 ``pushbench.manifests`` writes under ``data/hidden/rows/``.
@@ -42,7 +42,6 @@ def oracle_steps(valid: list[str], target: int, page_rows: int, max_submit: int)
 
 class RowsFamily:
     name = "rows"
-    mind = None  # SimLM has no mind for this family: sim/* models refuse its tasks
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         """One task per condition and target (``snapshot_root`` is unused: the data ship with

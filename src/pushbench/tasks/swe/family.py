@@ -30,7 +30,6 @@ from pushbench.tasks.swe.units import UnitFault, inject, load_catalogue, reader_
 from pushbench.verifier import Verifier, load_hidden
 
 TOOLS = ["list_units", "read_file", "search_files", "edit", "run_tests", "submit", "status", "final"]
-REPOS = ("flask", "pytest", "requests")
 OBJECTIVE = (
     "Repair {n} issues in the `{repo}` repository (a private copy; its tests are the verifier). "
     "Each unit is an issue: a test of the repository's own suite that fails. list_units() shows "
@@ -104,13 +103,12 @@ def unit_steps(rank: int, read_lines: int, function_lines: int) -> int:
 
 class SweFamily:
     name = "swe"
-    mind = "swe"  # SimLM's mind for these tools (pushbench.registry.MINDS)
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         catalogue = load_catalogue()
         seed = int(config.params("seed"))
         tasks: list[BuiltTask] = []
-        for repo in REPOS:
+        for repo in sorted(params["repos"]):  # the configured snapshots (units mined from each)
             units = [u for u in catalogue if u.repo == repo]
             checks = {c.unit.unit: c for c in check_repo(units, snapshot_root, cache=None)}  # fresh runs
             valid = [u for u in units if checks[u.unit].ok and checks[u.unit].rank <= params["max_rank"]]

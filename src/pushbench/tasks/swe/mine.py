@@ -22,7 +22,7 @@ def main() -> None:
     args = parser.parse_args()
     p = config.params("swe")
     units = mine(int(config.params("seed")), p["per_module"], p["max_rank"], p["tries_per_function"],
-                 p["units_per_repo"] + p["spare_units"])
+                 p["units_per_repo"] + p["spare_units"], p["repos"])
     rows = [asdict(u) for u in units]
     args.out.write_text(json.dumps(rows, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{len(units)} units -> {args.out}")

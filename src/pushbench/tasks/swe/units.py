@@ -3,7 +3,10 @@
 Derivation (``python -m pushbench.tasks.swe.mine``; deterministic in the snapshots and the
 seed, documented in this family's README.md):
 
-1. For each repository, a fixed list of (library module, the test file that exercises it) pairs.
+1. For each repository of ``params.yaml`` ``swe.repos``, its (library module, the test file that
+   exercises it) pairs: the ones listed there, or for a repository listed with none, every
+   ``src/<package>/**/<name>.py`` whose ``tests/test_<name>.py`` (or ``testing/``) exists
+   (``mining_pairs``). A new pinned snapshot grows the catalogue by configuration alone.
 2. In each module, functions in an order shuffled by ``seed``; in each function, its fault sites
    (``faults.fault_sites``) in an order shuffled the same way, at most ``tries_per_function``.
 3. The function's candidate tests: those of the paired file whose source mentions its name, that
@@ -29,83 +32,31 @@ import json
 import random
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from pushbench import config
 from pushbench.tasks.swe.faults import LineEdit, apply_edit, fault_sites, functions, parse_python
 from pushbench.tasks.swe.reader import (CUE_ORDER, Evidence, Frame, numbered, rank_repairs, read_failure,
                                         suspects, visible_repairs)
-from pushbench.sandbox import Limits
-from pushbench.tasks.swe.runs import Workspace, run_tests
+from pushbench.tasks.swe.runs import TEST_LIMITS, Workspace, run_tests
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
-MINING_LIMITS = Limits(cpu_seconds=20, wall_seconds=20.0)  # a fault that hangs a test is no unit
-PAIRS: dict[str, list[tuple[str, str]]] = {
-    "requests": [
-        ("src/requests/utils.py", "tests/test_utils.py"),
-        ("src/requests/_internal_utils.py", "tests/test_utils.py"),
-        ("src/requests/structures.py", "tests/test_structures.py"),
-        ("src/requests/hooks.py", "tests/test_hooks.py"),
-        ("src/requests/help.py", "tests/test_help.py"),
-        ("src/requests/cookies.py", "tests/test_requests.py"),
-        ("src/requests/models.py", "tests/test_requests.py"),
-        ("src/requests/auth.py", "tests/test_requests.py"),
-        ("src/requests/sessions.py", "tests/test_requests.py"),
-        ("src/requests/adapters.py", "tests/test_adapters.py"),
-    ],
-    "flask": [
-        ("src/flask/helpers.py", "tests/test_helpers.py"),
-        ("src/flask/config.py", "tests/test_config.py"),
-        ("src/flask/json/tag.py", "tests/test_json_tag.py"),
-        ("src/flask/json/provider.py", "tests/test_json.py"),
-        ("src/flask/json/__init__.py", "tests/test_json.py"),
-        ("src/flask/sansio/blueprints.py", "tests/test_blueprints.py"),
-        ("src/flask/sansio/scaffold.py", "tests/test_basic.py"),
-        ("src/flask/sansio/app.py", "tests/test_basic.py"),
-        ("src/flask/app.py", "tests/test_basic.py"),
-        ("src/flask/templating.py", "tests/test_templating.py"),
-        ("src/flask/views.py", "tests/test_views.py"),
-        ("src/flask/ctx.py", "tests/test_appctx.py"),
-        ("src/flask/ctx.py", "tests/test_reqctx.py"),
-        ("src/flask/wrappers.py", "tests/test_basic.py"),
-        ("src/flask/cli.py", "tests/test_cli.py"),
-        ("src/flask/sessions.py", "tests/test_basic.py"),
-        ("src/flask/blueprints.py", "tests/test_blueprints.py"),
-        ("src/flask/logging.py", "tests/test_logging.py"),
-        ("src/flask/helpers.py", "tests/test_basic.py"),
-        ("src/flask/app.py", "tests/test_user_error_handler.py"),
-        ("src/flask/sansio/app.py", "tests/test_user_error_handler.py"),
-        ("src/flask/app.py", "tests/test_helpers.py"),
-        ("src/flask/ctx.py", "tests/test_basic.py"),
-        ("src/flask/sansio/scaffold.py", "tests/test_blueprints.py"),
-        ("src/flask/app.py", "tests/test_appctx.py"),
-        ("src/flask/json/tag.py", "tests/test_basic.py"),
-        ("src/flask/sansio/scaffold.py", "tests/test_user_error_handler.py"),
-        ("src/flask/config.py", "tests/test_basic.py"),
-        ("src/flask/views.py", "tests/test_basic.py"),
-        ("src/flask/sessions.py", "tests/test_session_interface.py"),
-        ("src/flask/app.py", "tests/test_templating.py"),
-        ("src/flask/testing.py", "tests/test_testing.py"),
-    ],
-    "pytest": [  # modules the copy's own test runner barely uses (a fault there breaks every run)
-        ("src/_pytest/mark/expression.py", "testing/test_mark_expression.py"),
-        ("src/_pytest/_io/saferepr.py", "testing/io/test_saferepr.py"),
-        ("src/_pytest/_io/wcwidth.py", "testing/io/test_wcwidth.py"),
-        ("src/_pytest/python_api.py", "testing/python/approx.py"),
-        ("src/_pytest/_code/source.py", "testing/code/test_source.py"),
-        ("src/_pytest/_io/pprint.py", "testing/io/test_pprint.py"),
-        ("src/_pytest/_py/path.py", "testing/_py/test_local.py"),
-        ("src/_pytest/recwarn.py", "testing/test_recwarn.py"),
-        ("src/_pytest/monkeypatch.py", "testing/test_monkeypatch.py"),
-        ("src/_pytest/python_api.py", "testing/python/raises.py"),
-        ("src/_pytest/scope.py", "testing/test_scope.py"),
-        ("src/_pytest/assertion/util.py", "testing/test_assertion.py"),
-        ("src/_pytest/_code/code.py", "testing/code/test_code.py"),
-        ("src/_pytest/mark/structures.py", "testing/test_mark.py"),
-        ("src/_pytest/stash.py", "testing/test_stash.py"),
-        ("src/_pytest/_code/code.py", "testing/code/test_excinfo.py"),
-    ],
-}
+# a fault that hangs a test is no unit; the memory limit is the checks' own (a test run's fork server
+# is started under it, so a run cannot raise it)
+MINING_LIMITS = replace(TEST_LIMITS, cpu_seconds=20, wall_seconds=20.0)
+def mining_pairs(tree: Path, configured: list | None = None) -> list[tuple[str, str]]:
+    """(library module, test file) pairs mining tries in a snapshot: ``configured`` (params), else
+    every module under ``src/`` paired with the test file named after it (``_compat.py``:
+    ``test_compat.py``), in path order."""
+    if configured:
+        return [(str(module), str(test)) for module, test in configured]
+    tests = {p.name: p.relative_to(tree).as_posix() for root in ("tests", "testing") if (tree / root).is_dir()
+             for p in sorted((tree / root).rglob("test_*.py"))}
+    named = {module: f"test_{module.name.lstrip('_')}" for module in sorted((tree / "src").rglob("*.py"))}
+    return [(module.relative_to(tree).as_posix(), tests[test]) for module, test in named.items() if test in tests]
+
+
 SLOW_FIXTURES = frozenset({"httpbin", "httpbin_secure", "pytester", "testdir"})  # a server, or a pytest-in-pytest run
 
 
@@ -220,12 +171,12 @@ def _defined_once(text: str, name: str) -> bool:
 
 
 def mine_repo(repo: str, seed: int, per_module: int, max_rank: int, tries_per_function: int,
-              quota: int) -> list[UnitFault]:
-    ws = Workspace(repo)
+              quota: int, pairs: list[tuple[str, str]], snapshot_root: Path | None = None) -> list[UnitFault]:
+    ws = Workspace(repo, snapshot_root)
     units: list[UnitFault] = []
     used: set[tuple[str, str]] = set()  # one unit per function, across pairs
     try:
-        for path, test_file in PAIRS[repo]:
+        for path, test_file in pairs:
             if len(units) >= quota:
                 break
             text = ws.read(path)
@@ -293,9 +244,9 @@ def _unique_context(broken: str, edit: LineEdit) -> bool:
     return broken.count(old) == 1
 
 
-def passes_beside(repo: str, unit: UnitFault, others: list[UnitFault]) -> bool:
+def passes_beside(repo: str, unit: UnitFault, others: list[UnitFault], snapshot_root: Path | None = None) -> bool:
     """Do the unit's targeted tests pass on a copy carrying only the ``others``' faults?"""
-    ws = Workspace(repo)
+    ws = Workspace(repo, snapshot_root)
     try:
         inject(ws, others)
         return run_tests(ws, list(unit.tests), limits=MINING_LIMITS).passed
@@ -303,13 +254,13 @@ def passes_beside(repo: str, unit: UnitFault, others: list[UnitFault]) -> bool:
         ws.close()
 
 
-def independent(repo: str, units: list[UnitFault]) -> list[UnitFault]:
+def independent(repo: str, units: list[UnitFault], snapshot_root: Path | None = None) -> list[UnitFault]:
     """Greedy, in mining order: a unit joins when, with the faults of everything kept plus itself,
     each kept unit (and it) passes its tests once only its own fault is removed."""
     kept: list[UnitFault] = []
     for unit in units:
         trial = [*kept, unit]
-        if all(passes_beside(repo, u, [o for o in trial if o is not u]) for u in trial[::-1]):
+        if all(passes_beside(repo, u, [o for o in trial if o is not u], snapshot_root) for u in trial[::-1]):
             kept.append(unit)
         else:
             print(f"  {repo}: dropping {unit.function} (its fault and another unit's interfere)", flush=True)
@@ -317,11 +268,16 @@ def independent(repo: str, units: list[UnitFault]) -> list[UnitFault]:
 
 
 def mine(seed: int, per_module: int, max_rank: int, tries_per_function: int, quota: int,
-         workers: int = 3) -> list[UnitFault]:
+         repos: dict[str, list | None], workers: int = 3, snapshot_root: Path | None = None) -> list[UnitFault]:
+    """Every repository's units (``repos``: name -> configured pairs, or None/[] to derive them)."""
+    root = snapshot_root or config.SNAPSHOT_SRC
+
     def one(repo: str) -> list[UnitFault]:
-        return independent(repo, mine_repo(repo, seed, per_module, max_rank, tries_per_function, quota))
+        pairs = mining_pairs(root / repo, repos[repo])
+        units = mine_repo(repo, seed, per_module, max_rank, tries_per_function, quota, pairs, snapshot_root)
+        return independent(repo, units, snapshot_root)
     with ThreadPoolExecutor(workers) as pool:
-        per_repo = list(pool.map(one, sorted(PAIRS)))
+        per_repo = list(pool.map(one, sorted(repos)))
     out = []
     for units in per_repo:
         for i, unit in enumerate(sorted(units, key=lambda u: (u.path, u.lineno)), 1):

@@ -52,7 +52,6 @@ def reader_steps(check: GroupCheck, read_lines: int, snapshot_root: Path | None)
 
 class SweIssuesFamily:
     name = "sweissues"
-    mind = "sweissues"  # SimLM's mind (pushbench.registry.MINDS): SWE-lite's, one symptom at a time
 
     def build(self, params: dict[str, Any], snapshot_root: Path | None = None) -> list[BuiltTask]:
         catalogue = [u for u in load_catalogue() if u.repo in params["repos"]]
