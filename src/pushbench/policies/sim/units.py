@@ -65,6 +65,7 @@ _STATUS = re.compile(r"^status: (\d+) units accepted \(verified\) of target (\d+
 
 
 class UnitMind(Mind):
+    parse_replayable = True  # policies/sim/memory.py's contract (a subclass declares it again)
     checker_tool = "run_checker"
     objective_pattern = re.compile(r"backlog of (\d+)\b")
 

@@ -87,6 +87,7 @@ def perturb(value: str, draw: float) -> str:
 
 
 class DataOpsMind(UnitMind):
+    parse_replayable = True  # policies/sim/memory.py's contract: its pages are fact payloads
     checker_tool = "run_checker"
     objective_pattern = re.compile(r"backlog of (\d+) data-operations units")
 
@@ -114,15 +115,14 @@ class DataOpsMind(UnitMind):
         span = _SPAN.search(text.split("\n", 1)[0])
         if view is None or span is None:
             return
-        shown = reader.state.setdefault("views", [])
-        shown.append(Shown(view, int(span.group(2)) - int(span.group(1)) + 1, quoted))
+        shown = Shown(view, int(span.group(2)) - int(span.group(1)) + 1, quoted)
         reader.facts.add(QUOTED_VIEW if quoted else VIEW, offset, step, f"{view.unit}|{view.path}|{view.page}",
-                         len(shown) - 1)
+                         payload=shown)
 
     def _views(self, unit: str, ctx: Recall, q: du.Question) -> tuple[du.Views, set[tuple[str, int]]]:
         """Recalled pages of this unit (pages of a file it has edited since are stale), and the
         pages of which only some lines are recalled."""
-        facts, stored = self.reader.facts, self.reader.state.get("views", [])
+        facts = self.reader.facts
         unit_key = facts.keys.get(unit, -1)
         # stale inspection: only a recalled edit (or failed edit) of its own marks the pages before it stale;
         # a forgotten one leaves it acting on a page read before the file changed
@@ -133,7 +133,7 @@ class DataOpsMind(UnitMind):
         for i in np.flatnonzero(ctx.recalled & ((ctx.kind == VIEW) | (ctx.kind == QUOTED_VIEW))):
             if not ctx.names[int(ctx.key[i])].startswith(unit + "|"):
                 continue
-            shown: Shown = stored[int(ctx.aux[i])]
+            shown: Shown = facts.payload(int(i))
             stale = i < stale_before or (shown.quoted and stale_before >= 0)
             if q.form in ("wrong", "missing") and shown.view.path == q["file"] and stale:
                 continue

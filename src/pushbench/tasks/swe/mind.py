@@ -49,6 +49,7 @@ MAX_DEFINITIONS = 3  # a name defined more often is only looked up where the tra
 
 
 class SweMind(UnitMind):
+    parse_replayable = True  # policies/sim/memory.py's contract
     checker_tool = "run_tests"
     objective_pattern = re.compile(r"Repair (\d+) issues")
 
