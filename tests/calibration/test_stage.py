@@ -54,8 +54,16 @@ def test_a_broken_fitted_file_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="not a calibration file"):
         load_fitted(bad)
-    assert load_fitted(tmp_path / "missing.json") == {}
     assert calibrated(PRIORS, {}) == PRIORS
+
+
+def test_a_missing_fitted_file_falls_back_to_the_priors_with_one_warning_line(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    assert load_fitted(tmp_path / "missing.json") == {}
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("warning: missing.json not found") and "priors" in err
+    load_fitted()  # the committed file: silent
+    assert capsys.readouterr().err == ""
 
 
 def test_unknown_profile_in_params_is_a_one_line_error(tmp_path: Path) -> None:

@@ -4,15 +4,16 @@ The recall parameters (``RECALL_PARAMS``, the U-shaped curve of ``attention.py``
 ``base`` and ``pro`` are fitted by the ``calibrate`` stage to published long-context measurements
 of one named model each (``pushbench.calibration``, params.yaml ``calibration:``) and read from
 ``data/calibration/fitted.json``; the values written below are the documented priors the fit starts
-from (and what a profile uses if that file is absent). Every other parameter (window, reader noise,
-conflation, patience, guidance following, ...) is a documented prior no measurement covers. Nothing
-is fitted to the PushBench or ACG papers' numbers. ``perfect`` is the reference upper bound (full
+from (and what a profile uses if that file is absent, said in a warning on stderr). Every other
+parameter (window, reader noise, conflation, patience, guidance following, ...) is a documented
+prior no measurement covers. Nothing is fitted to the PushBench or ACG papers' numbers. ``perfect`` is the reference upper bound (full
 recall, noiseless reader, no fatigue) that must solve every task within budget.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -103,9 +104,14 @@ PRIORS = {name: replace(p, **WORK_UNIT_PRIORS.get(name, {})) for name, p in PRIO
 
 
 def load_fitted(path: Path | None = None) -> dict[str, dict[str, object]]:
-    """The calibrate stage's fitted recall parameters by profile ({} when the file is absent)."""
+    """The calibrate stage's fitted recall parameters by profile ({} when the file is absent, said
+    in one line on stderr: the profiles then recall by their priors, which no measurement backs)."""
     path = path or config.ROOT / FITTED_FILE
     if not path.is_file():
+        shown = path.relative_to(config.ROOT) if path.is_relative_to(config.ROOT) else path.name
+        print(f"warning: {shown.as_posix() if isinstance(shown, Path) else shown} not found: sim/mini, sim/base and "
+              "sim/pro recall by their uncalibrated priors (run the calibrate stage; outside a checkout set "
+              "PUSHBENCH_ROOT)", file=sys.stderr)
         return {}
     try:
         data = json.loads(path.read_text())

@@ -9,8 +9,8 @@ longer there, so the edit fails and the recalled failure sends it back to the fi
 probability ``false_positive + false_negative`` (misread column, off-by-one count, mistyped value),
 fixed per (unit, attempt); the checker or the verifier then shows FAIL/rejected and it tries again.
 
-A page quoted in a memory's message (a decision view, a search result) is read like a page, where
-that message sits; a quoted region of a page (header and some lines) shows only those lines, and
+A page quoted in a memory's message (a decision view, a search result) or shown again as a store's
+retrieved item is read like a page, where that message sits; a quoted region of a page (header and some lines) shows only those lines, and
 regions of one page recalled together are joined. A page counts as whole only when every line
 its header announces is recalled; a count over a CSV and a missing-field repair need whole pages,
 a lookup does not, and an unseen line is inspected again. A quotation is undated: after its own
@@ -107,6 +107,9 @@ class DataOpsMind(UnitMind):
 
     def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
         super().parse_quoted(reader, text, offset, step)
+        self._read_page(reader, text, offset, step, quoted=True)
+
+    def parse_retrieved(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
         self._read_page(reader, text, offset, step, quoted=True)
 
     @staticmethod
