@@ -16,7 +16,8 @@ Three shapes (each family fills them with its own calls and notes):
   memory's message (the decision view, the retrieved items) can show them;
 - ``NOTE`` (``summary``, ``memgpt-core``): the fact is a memory note SimLM writes (``guidance``'s
   count/read/submitted/pending notes): the rolling summary's text (a scripted summary request
-  answers with the note) or memgpt's ``progress`` core block in the system message;
+  answers with the note; the summary condenses the ``early`` calls, the ``recent`` ones stay) or
+  memgpt's ``progress`` core block in the system message;
 - ``ARCHIVE`` (``memgpt-archival``): the note is an archival passage; the context ends with
   SimLM's ``archival_memory_search`` call and the memory's reply, which alone holds it.
 """
@@ -59,6 +60,7 @@ class Scenario:
     recent: list[Call] = field(default_factory=list)  # calls after them: the recent history
     note: str = ""  # NOTE, ARCHIVE: the fact as SimLM's memory note
     search: str = ""  # ARCHIVE: the query of SimLM's archival_memory_search
+    window: int | None = None  # the context window, if not the memory's default (WINDOWS, WINDOW)
 
 
 class Driver:
@@ -104,14 +106,18 @@ def _scripted_summary(note: str) -> Callable[..., dict[str, Any]]:
 def context(memory: str, scenario: Scenario) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """The messages the memory renders for ``scenario`` at ``WINDOW`` tokens, the tools offered with
     them, and the index of the memory's message that holds the fact."""
-    if memory == "summary":
-        built: Any = SummaryMemory(SummarySettings(trigger_tokens=2_000, keep_fraction=0.5, summary_tokens=400))
+    if memory == "summary":  # it condenses every early call, then nothing more (the recent calls stay)
+        built: Any = SummaryMemory(SummarySettings(trigger_tokens=1, keep_fraction=0.01, summary_tokens=400))
         built.bind(_scripted_summary(scenario.note))
     else:
         built = make_memory("memgpt" if memory.startswith("memgpt") else memory)
     driver = Driver(built, scenario.env)
     for name, args in scenario.early:
         driver.call(name, args)
+    if memory == "summary":
+        assert scenario.early, "the summary needs early calls to condense"
+        built.render(WINDOW)
+        built.settings = SummarySettings(trigger_tokens=10**6, keep_fraction=0.5, summary_tokens=400)
     if memory == "memgpt-core":  # written earlier: the call that wrote it has left the context
         assert "updated" in built.handle(ToolCall("core_memory_append", {"label": "progress", "content": scenario.note}))
     if memory == "memgpt-archival":
@@ -120,7 +126,7 @@ def context(memory: str, scenario: Scenario) -> tuple[list[dict[str, Any]], list
         driver.call(name, args)
     if memory == "memgpt-archival":
         driver.memory_call("archival_memory_search", {"query": scenario.search})
-    messages = list(built.render(WINDOWS.get(memory, WINDOW)))
+    messages = list(built.render(scenario.window or WINDOWS.get(memory, WINDOW)))
     facts = (scenario.fact,) if isinstance(scenario.fact, str) else scenario.fact
     holders = {i for i, m in enumerate(messages) for fact in facts if fact in _text(m)}
     assert len(holders) == 1, f"{memory}: the fact {facts!r} is in messages {sorted(holders)}, not in one"
