@@ -120,9 +120,12 @@ def flat_from(profile: Any, threshold: float = FLAT_CONTENT, limit: int = 10**6)
 
 
 def flat_table(profiles: dict[str, Any]) -> pd.DataFrame:
+    """Per profile: its window, content-term parameters and the length past which it is flat."""
     rows = [{"model": model, "window": p.window, "middle": p.middle, "length_decay": p.length_decay,
              "flat_from_tokens": flat_from(p)} for model, p in profiles.items()]
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table["flat_from_tokens"] = table["flat_from_tokens"].astype("Int64")  # empty: not within 1M tokens
+    return table
 
 
 def plot_forgetting(table: pd.DataFrame, flats: pd.DataFrame) -> plt.Figure:
