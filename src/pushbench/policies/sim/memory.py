@@ -113,10 +113,22 @@ class FactStore:
 def _frozen(value: Any) -> Any:
     """A hashable stand-in of a JSON-like message (equal messages give equal stand-ins)."""
     if isinstance(value, dict):
-        return tuple(sorted(((str(k), _frozen(v)) for k, v in value.items()), key=lambda kv: kv[0]))
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     return value
+
+
+_UNSET = object()  # a message's stand-in not computed yet (only a rebuild needs them)
+
+
+def _stand_in(message: dict[str, Any]) -> Any:
+    try:
+        frozen = _frozen(message)
+        hash(frozen)
+        return frozen
+    except TypeError:
+        return None
 
 
 class _Layout:
@@ -130,7 +142,7 @@ class _Layout:
         self.before: list[bytes] = []
         self.after: list[bytes] = []
         self.stretch: list[int] = []
-        self.frozen: list[Any] = []
+        self.frozen: list[Any] = []  # each message's stand-in (_frozen), computed when first needed
 
 
 class _Unpicklable(Exception):
@@ -215,12 +227,7 @@ class ContextReader:
         layout.before.append(before)
         layout.after.append(after)
         layout.stretch.append(self._stretch)
-        try:
-            frozen = _frozen(message)
-            hash(frozen)
-        except TypeError:
-            frozen = None
-        layout.frozen.append(frozen)
+        layout.frozen.append(_UNSET)
         return after
 
     def _rebuilt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
@@ -229,10 +236,7 @@ class ContextReader:
         old = (self.facts, self.seen, self._layout, self.total_tokens, self.assistant_turns)
         self.reset()
         self.total_tokens = count_message_tokens([], tools)
-        index: dict[Any, list[int]] = {}
-        for k, frozen in enumerate(old[2].frozen):
-            if frozen is not None:
-                index.setdefault(frozen, []).append(k)
+        index = self._index(old, messages)
         state, live, i = _EMPTY_STATE, True, 0  # live: self.state is the unpickled ``state``
         try:
             while i < len(messages):
@@ -252,16 +256,30 @@ class ContextReader:
             self.state = pickle.loads(state)
         return True
 
-    def _match(self, old: tuple, index: dict[Any, list[int]], messages: list[dict[str, Any]], i: int,
+    @staticmethod
+    def _index(old: tuple, messages: list[dict[str, Any]]) -> tuple[bool, dict[Any, list[int]]]:
+        """Where each message of the previous reading sits: by object when the new list shares the
+        previous one's objects (a memory re-rendering in the same process), else by value (a list of
+        copies, e.g. a request received over HTTP)."""
+        seen, layout = old[1], old[2]
+        if messages and seen and messages[0] is seen[0]:
+            return True, {id(m): [k] for k, m in enumerate(seen)}
+        index: dict[Any, list[int]] = {}
+        for k, frozen in enumerate(layout.frozen):
+            if frozen is _UNSET:
+                frozen = layout.frozen[k] = _stand_in(seen[k])
+            if frozen is not None:
+                index.setdefault(frozen, []).append(k)
+        return False, index
+
+    def _match(self, old: tuple, index: tuple[bool, dict[Any, list[int]]], messages: list[dict[str, Any]], i: int,
                state: bytes) -> tuple[int, int]:
         """(k, length): the previous reading's messages ``k:k+length`` equal ``messages[i:i+length]``,
         were read from this very state after as many assistant turns, in one stretch; (0, 0) if none."""
         seen, layout = old[1], old[2]
-        try:
-            candidates = index.get(_frozen(messages[i]), ())
-        except TypeError:
-            return 0, 0
-        for k in candidates:
+        by_object, positions = index
+        key = id(messages[i]) if by_object else _stand_in(messages[i])
+        for k in positions.get(key, ()) if key is not None else ():
             if layout.turns[k] != self.assistant_turns or layout.before[k] != state or messages[i] != seen[k]:
                 continue
             stretch, length = layout.stretch[k], 1
