@@ -4,7 +4,8 @@ The recall parameters (``RECALL_PARAMS``, the U-shaped curve of ``attention.py``
 ``base`` and ``pro`` are fitted by the ``calibrate`` stage to published long-context measurements
 of one named model each (``pushbench.calibration``, params.yaml ``calibration:``) and read from
 ``data/calibration/fitted.json``; the values written below are the documented priors the fit starts
-from (and what a profile uses if that file is absent, said in a warning on stderr). Every other
+from (and what a profile uses if that file is absent, said in a warning on stderr when one is
+used). Every other
 parameter (window, reader noise, conflation, patience, guidance following, ...) is a documented
 prior no measurement covers. Nothing is fitted to the PushBench or ACG papers' numbers. ``perfect`` is the reference upper bound (full
 recall, noiseless reader, no fatigue) that must solve every task within budget.
@@ -104,14 +105,9 @@ PRIORS = {name: replace(p, **WORK_UNIT_PRIORS.get(name, {})) for name, p in PRIO
 
 
 def load_fitted(path: Path | None = None) -> dict[str, dict[str, object]]:
-    """The calibrate stage's fitted recall parameters by profile ({} when the file is absent, said
-    in one line on stderr: the profiles then recall by their priors, which no measurement backs)."""
+    """The calibrate stage's fitted recall parameters by profile ({} when the file is absent)."""
     path = path or config.ROOT / FITTED_FILE
     if not path.is_file():
-        shown = path.relative_to(config.ROOT) if path.is_relative_to(config.ROOT) else path.name
-        print(f"warning: {shown.as_posix() if isinstance(shown, Path) else shown} not found: sim/mini, sim/base and "
-              "sim/pro recall by their uncalibrated priors (run the calibrate stage; outside a checkout set "
-              "PUSHBENCH_ROOT)", file=sys.stderr)
         return {}
     try:
         data = json.loads(path.read_text())
@@ -131,7 +127,19 @@ def calibrated(priors: dict[str, Profile], fitted: dict[str, dict[str, object]])
     return out
 
 
-PROFILES: dict[str, Profile] = calibrated(PRIORS, load_fitted())
+FITTED = load_fitted()
+PROFILES: dict[str, Profile] = calibrated(PRIORS, FITTED)
+_WARNED: list[str] = []  # the missing-calibration warning is said once per process
+
+
+def warn_uncalibrated(name: str) -> None:
+    """One ``warning:`` line on stderr the first time a profile the calibrate stage fits is used
+    without its fit (``fitted.json`` missing): it then recalls by its priors, which no measurement
+    backs. (Not at import: the calibrate stage itself imports the priors to fit them.)"""
+    if name in PRIORS and name != "perfect" and name not in FITTED and not _WARNED:
+        _WARNED.append(name)
+        print(f"warning: {FITTED_FILE.as_posix()} not found: sim/{name} recalls by its uncalibrated priors "
+              "(run the calibrate stage; outside a checkout set PUSHBENCH_ROOT)", file=sys.stderr)
 
 
 def split_window(name: str) -> tuple[str, int | None]:
@@ -159,4 +167,5 @@ def get_profile(name: str, **overrides: object) -> Profile:
         raise KeyError(f"unknown SimLM profile {name!r}; known: {', '.join('sim/' + p for p in PROFILES)}")
     if window is not None:
         overrides = {"window": window, **overrides}
+    warn_uncalibrated(key)
     return replace(PROFILES[key], **overrides) if overrides else PROFILES[key]
