@@ -58,7 +58,6 @@ NOT_READ_BY_SIMLM = {
     "condensed-summary": "the rolling summary's header; SimLM reads the quotations below it "
                          "(guidance.quoted_blocks, note_facts), not the header",
     "retrieved": "LangGraph store's header over retrieved items; SimLM reads the items' own lines, not the header",
-    "retrieved-item": "LangGraph store's per-item header; SimLM reads the item's own lines, not the header",
     "acg-view": "ACG's header over its decision view; SimLM reads the quoted evidence lines below it "
                 "(guidance.note_facts), not the header",
     "acg-requirement": "ACG's requirement line in the view (the task's own words); SimLM reads the task itself",
@@ -167,7 +166,8 @@ ROUND_TRIPS: list[tuple[str, str, tuple[Any, ...], Callable[[str], Any], Any]] =
     ("quoted-recall", g.quoted(f'search "{Q}": page 2 of 5 (44 results)'), (f'search "{Q}": page 2 of 5 (44 results)',),
      g.note_facts, [("page", Q, 2005)]),
     ("retrieved", g.RETRIEVED, (), None, None),
-    ("retrieved-item", g.retrieved_item(3, "tool", "status: 1 accepted"), ("3", "tool"), None, None),
+    ("retrieved-item", g.retrieved_item(3, "tool", "status: 1 accepted"), ("3", "tool"), g.retrieved_items,
+     [(3, "tool", "status: 1 accepted")]),
     ("acg-view", g.acg_view(12, 9, 140), ("12", "9", "140"), None, None),
     ("acg-requirement", g.acg_requirement("unit:U01", "unit", "U01 [csv_field] What is\n `x`?"),
      ("unit:U01", "unit", "U01 [csv_field] What is `x`?"), None, None),

@@ -301,6 +301,20 @@ def retrieved_item(step: int, role: Any, text: str) -> str:
     return f"(memory from step {step}, {role})\n{text}"
 
 
+def retrieved_items(text: str) -> list[tuple[int, str, str]]:
+    """(step, role, text) of each item of a retrieved-items message, in order (SimLM reads an item
+    as the earlier message it shows); a last line cut short (ending in ``QUOTE_CUT``) is dropped."""
+    heads = list(RETRIEVED_ITEM.finditer(text))
+    items = []
+    for k, head in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        lines = text[head.end():end].strip("\n").split("\n")
+        if lines and lines[-1].endswith(QUOTE_CUT):
+            lines.pop()
+        items.append((int(head.group(1)), head.group(2), "\n".join(lines)))
+    return items
+
+
 # --- ACG: the decision view (memory/acg) -----------------------------------------------------------
 # Framing lines for real models; SimLM reads the evidence lines under them as ordinary lines.
 ACG_VIEW = re.compile(r"^\[memory\] Decision view at step (\d+): evidence from earlier steps, grouped by the "
@@ -428,7 +442,7 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("memory-stats", "memory", MEMORY_STATS, (ARCHIVE_SIZE,)),
     Form("quoted-recall", "memory", QUOTED, (note_facts, quoted_blocks)),  # verdicts, headers; quoted pages
     Form("retrieved", "memory", _exact(RETRIEVED)),
-    Form("retrieved-item", "memory", RETRIEVED_ITEM),
+    Form("retrieved-item", "memory", RETRIEVED_ITEM, (retrieved_items,)),
     Form("acg-view", "memory", ACG_VIEW),
     Form("acg-requirement", "memory", ACG_REQUIREMENT),
     Form("acg-unassigned", "memory", _exact(ACG_UNASSIGNED)),

@@ -28,3 +28,24 @@ def test_the_figure_has_a_panel_per_profile_and_source() -> None:
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 3 * len(PANELS)
     assert "SimLM" in fig._suptitle.get_text()
+
+
+def test_forgetting_by_depth_and_length_follows_the_fitted_curve() -> None:
+    from pushbench.analysis.calibration import DEPTHS, LENGTHS, fitted_profiles, flat_table, forgetting_table, plot_forgetting
+
+    profiles = fitted_profiles(FOLDER)
+    assert set(profiles) == {"sim/mini", "sim/base", "sim/pro"}
+    table = forgetting_table(profiles)
+    assert len(table) == 3 * len(LENGTHS) * (len(DEPTHS) + 1)
+    at = table.set_index(["model", "depth", "tokens"]).recall
+    for model, p in profiles.items():
+        beyond = [n for n in LENGTHS if n > p.window]
+        assert all(at[(model, "start", n)] == 0.0 for n in beyond)  # the oldest text is past the window
+        assert all(at[(model, "end", n)] > 0.5 for n in LENGTHS)
+        assert at[(model, "mean", LENGTHS[0])] > at[(model, "mean", LENGTHS[-1])]
+    flats = flat_table(profiles).set_index("model").flat_from_tokens
+    assert 4_000 < flats["sim/base"] < 8_000 and flats.isna()[["sim/mini", "sim/pro"]].all()
+    base_middle = [at[("sim/base", "middle", n)] for n in LENGTHS if 8_000 <= n <= 64_000]
+    assert max(base_middle) - min(base_middle) < 0.02  # flat: position, not length, decides its recall
+    fig = plot_forgetting(table, flat_table(profiles))
+    assert len(fig.axes) == 3 and "SimLM" in fig._suptitle.get_text()

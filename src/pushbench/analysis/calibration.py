@@ -1,11 +1,14 @@
-"""Tables and the figure of the calibrate stage (notebook 00-calibration)."""
+"""Tables and figures of the calibrate stage (notebook 00-calibration): the fit against the published
+points, and the calibrated recall of one fact by depth and context length (where it goes flat)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from pushbench.figures import model_order
@@ -65,5 +68,94 @@ def plot_calibration(points: pd.DataFrame) -> plt.Figure:
                 ax.set_ylabel("recall fraction")
     axes[0][0].legend(fontsize=7, loc="lower left")
     fig.suptitle("SimLM recall calibrated to published measurements (model: SimLM, not a real LLM)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# --- forgetting by position and length (issue 30 item 5) -------------------------------------------
+LENGTHS = (4_000, 8_000, 16_000, 32_000, 64_000, 128_000)  # tokens of context (the windows are 32k, 64k, 128k)
+DEPTHS = {"start": 0.0, "quarter": 0.25, "middle": 0.5, "three quarters": 0.75, "end": 1.0}  # of the context
+FLAT_CONTENT = 0.05  # a content term below this no longer lowers recall with length, in effect
+
+
+def fitted_profiles(folder: Path) -> dict[str, Any]:
+    """The calibrated profiles as ``fitted.json`` in ``folder`` makes them (priors for the rest)."""
+    from pushbench.policies.sim.profiles import PRIORS, calibrated, load_fitted
+
+    fitted = load_fitted(folder / "fitted.json")
+    return {f"sim/{name}": profile for name, profile in calibrated(PRIORS, fitted).items() if name in fitted}
+
+
+def forgetting_table(profiles: dict[str, Any], lengths: tuple[int, ...] = LENGTHS) -> pd.DataFrame:
+    """One row per profile, context length and depth: the calibrated recall of one fact there
+    (``attention.recall_probability``: 0 where the fact is beyond the window), the content term
+    M(n) and the fact's distance from the end in tokens. ``depth`` "mean" averages 101 depths."""
+    from pushbench.policies.sim.attention import length_term, recall_probability
+
+    rows = []
+    for model, profile in profiles.items():
+        for n in lengths:
+            spread = np.linspace(0, n - 1, 101).astype(np.int64)
+            depths = {**{k: int(v * (n - 1)) for k, v in DEPTHS.items()}, "mean": None}
+            for depth, offset in depths.items():
+                at = spread if offset is None else np.array([offset])
+                recall = float(recall_probability(profile, at, n).mean())
+                rows.append({"model": model, "tokens": n, "depth": depth, "recall": round(recall, 4),
+                             "distance_from_end": None if offset is None else n - 1 - offset,
+                             "content_term": round(float(length_term(profile, min(n, profile.window))), 4),
+                             "window": profile.window})
+    return pd.DataFrame(rows)
+
+
+def flat_from(profile: Any, threshold: float = FLAT_CONTENT, limit: int = 10**6) -> int | None:
+    """The context length (tokens) past which the profile's content term M(n) stays below
+    ``threshold`` (recall then depends on position alone, not on length); None if it does not get
+    there within ``limit`` tokens."""
+    if profile.middle < threshold:
+        return 0
+    if profile.length_decay <= 0:
+        return None
+    tokens = int(np.ceil(4096 * (profile.middle / threshold) ** (1 / profile.length_decay)))
+    return tokens if tokens <= limit else None
+
+
+def flat_table(profiles: dict[str, Any]) -> pd.DataFrame:
+    """Per profile: its window, content-term parameters and the length past which it is flat."""
+    rows = [{"model": model, "window": p.window, "middle": p.middle, "length_decay": p.length_decay,
+             "flat_from_tokens": flat_from(p)} for model, p in profiles.items()]
+    table = pd.DataFrame(rows)
+    table["flat_from_tokens"] = table["flat_from_tokens"].astype("Int64")  # empty: not within 1M tokens
+    return table
+
+
+def plot_forgetting(table: pd.DataFrame, flats: pd.DataFrame) -> plt.Figure:
+    """Per profile: recall of one fact against context length at each depth (log axis), the
+    profile's window (beyond it the oldest text is gone) and where its content term goes flat."""
+    models = model_order(list(table.model.unique()))
+    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 3.0), squeeze=False, sharey=True)
+    styles = {"start": ":", "quarter": "--", "middle": "-", "three quarters": "-.", "end": ":", "mean": "-"}
+    for ax, model in zip(axes[0], models):
+        cell = table[table.model == model]
+        for depth, style in styles.items():
+            line = cell[cell.depth == depth].sort_values("tokens")
+            ax.plot(line.tokens, line.recall, style, marker="o", markersize=3, label=depth,
+                    linewidth=2.2 if depth == "mean" else 1.2)
+        window = int(cell.window.iloc[0])
+        ax.axvline(window, color="grey", linewidth=0.8)
+        ax.text(window, 0.02, " window", fontsize=7, color="grey")
+        flat = flats.loc[flats.model == model, "flat_from_tokens"].iloc[0]
+        if flat is not None and not pd.isna(flat):
+            ax.axvspan(max(float(flat), float(line.tokens.min())), float(line.tokens.max()), color="#dddddd", alpha=0.5)
+            ax.text(max(float(flat), float(line.tokens.min())), 0.93, f" flat past {int(flat):,}", fontsize=7)
+        ax.set_xscale("log", base=2)
+        ticks = sorted(cell.tokens.unique())
+        ax.set_xticks(ticks, [f"{t // 1000}k" for t in ticks], fontsize=7)
+        ax.minorticks_off()
+        ax.set_ylim(0, 1.0)
+        ax.set_xlabel("context tokens")
+        ax.set_title(model, fontsize=9)
+    axes[0][0].set_ylabel("recall of one fact")
+    axes[0][-1].legend(fontsize=7, loc="lower left", title="depth", title_fontsize=7)
+    fig.suptitle("SimLM recall by depth and context length, calibrated (model: SimLM, not a real LLM)", fontsize=9)
     fig.tight_layout()
     return fig

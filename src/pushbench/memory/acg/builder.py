@@ -149,8 +149,7 @@ class ACGMemory:
             if len(self.store.units[uid].occurrences) == 1:
                 allowed[uid] = False
         lists = [ranked(self.index.scores(q), allowed, SEEDS) for q in (self.task, self.current_counts)]
-        eligible = {int(i) for i in np.flatnonzero(allowed)}
-        return expand(interleave(lists, SEEDS), self.graph, self.clusters, eligible)
+        return expand(interleave(lists, SEEDS), self.graph, self.clusters, allowed)
 
     def decision_view(self) -> DecisionView:
         return build_view(self.store, self.index, self.requirements, self.retrieve(), self.current_event, self.step)

@@ -103,8 +103,9 @@ def interleave(lists: list[list[int]], limit: int = SEEDS) -> list[int]:
     return out
 
 
-def expand(seeds: list[int], graph: UnitGraph, clusters: Clusters, eligible: set[int] | None = None) -> list[int]:
-    """Seeds, then per seed its strongest one-hop neighbours and nearest cluster members (unique)."""
+def expand(seeds: list[int], graph: UnitGraph, clusters: Clusters, eligible: np.ndarray | None = None) -> list[int]:
+    """Seeds, then per seed its strongest one-hop neighbours and nearest cluster members (unique);
+    ``eligible``: a mask of the units it may add (all when None)."""
     out = list(seeds)
     chosen = set(out)
 
@@ -113,7 +114,7 @@ def expand(seeds: list[int], graph: UnitGraph, clusters: Clusters, eligible: set
         for i in items:
             if n == limit:
                 return
-            if i not in chosen and (eligible is None or i in eligible):
+            if i not in chosen and (eligible is None or eligible[i]):
                 chosen.add(i)
                 out.append(i)
                 n += 1
@@ -121,6 +122,15 @@ def expand(seeds: list[int], graph: UnitGraph, clusters: Clusters, eligible: set
     for s in seeds:
         near = graph.neighbours(s)
         take(sorted(near, key=lambda j: (-near[j], -j)), NEIGHBOUR_LIMIT)
-        members = [j for j in clusters.members(s) if j != s]
-        take(sorted(members, key=lambda j: (-graph.weight(s, j), -j)), CLUSTER_LIMIT)
+        take(_by_weight(s, clusters.members(s), near), CLUSTER_LIMIT)
     return out
+
+
+def _by_weight(seed: int, members: list[int], near: dict[int, float]) -> list[int]:
+    """``members`` but ``seed``, strongest edge to it first, ties newest first: the order of
+    ``sorted(key=(-weight, -id))``, with the unlinked majority (weight 0) sorted without a key."""
+    linked = [j for j in members if j != seed and near.get(j, 0.0) != 0.0]
+    order = sorted(linked, key=lambda j: (-near[j], -j))
+    unlinked = sorted((j for j in members if j != seed and near.get(j, 0.0) == 0.0), reverse=True)
+    split = next((k for k, j in enumerate(order) if near[j] < 0), len(order))
+    return order[:split] + unlinked + order[split:]

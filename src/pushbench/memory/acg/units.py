@@ -50,6 +50,7 @@ class Unit:
     id: int  # insertion order, stable
     text: str
     occurrences: list[Occurrence] = field(default_factory=list)
+    _links: tuple[int, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def first(self) -> Occurrence:
@@ -60,8 +61,12 @@ class Unit:
         return self.occurrences[-1]
 
     def requirements(self) -> tuple[str, ...]:
-        """Every requirement an occurrence's producing action served, first seen first."""
-        return tuple(dict.fromkeys(r for o in self.occurrences for r in o.requirements))
+        """Every requirement an occurrence's producing action served, first seen first (kept while
+        no occurrence is added: occurrences are only ever appended)."""
+        if self._links is None or self._links[0] != len(self.occurrences):
+            self._links = (len(self.occurrences),
+                           tuple(dict.fromkeys(r for o in self.occurrences for r in o.requirements)))
+        return self._links[1]
 
     def occurs_in(self, event: int) -> bool:
         return any(o.event == event for o in self.occurrences)

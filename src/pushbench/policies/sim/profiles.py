@@ -4,15 +4,17 @@ The recall parameters (``RECALL_PARAMS``, the U-shaped curve of ``attention.py``
 ``base`` and ``pro`` are fitted by the ``calibrate`` stage to published long-context measurements
 of one named model each (``pushbench.calibration``, params.yaml ``calibration:``) and read from
 ``data/calibration/fitted.json``; the values written below are the documented priors the fit starts
-from (and what a profile uses if that file is absent). Every other parameter (window, reader noise,
-conflation, patience, guidance following, ...) is a documented prior no measurement covers. Nothing
-is fitted to the PushBench or ACG papers' numbers. ``perfect`` is the reference upper bound (full
+from (and what a profile uses if that file is absent, said in a warning on stderr when one is
+used). Every other
+parameter (window, reader noise, conflation, patience, guidance following, ...) is a documented
+prior no measurement covers. Nothing is fitted to the PushBench or ACG papers' numbers. ``perfect`` is the reference upper bound (full
 recall, noiseless reader, no fatigue) that must solve every task within budget.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -125,7 +127,19 @@ def calibrated(priors: dict[str, Profile], fitted: dict[str, dict[str, object]])
     return out
 
 
-PROFILES: dict[str, Profile] = calibrated(PRIORS, load_fitted())
+FITTED = load_fitted()
+PROFILES: dict[str, Profile] = calibrated(PRIORS, FITTED)
+_WARNED: list[str] = []  # the missing-calibration warning is said once per process
+
+
+def warn_uncalibrated(name: str) -> None:
+    """One ``warning:`` line on stderr the first time a profile the calibrate stage fits is used
+    without its fit (``fitted.json`` missing): it then recalls by its priors, which no measurement
+    backs. (Not at import: the calibrate stage itself imports the priors to fit them.)"""
+    if name in PRIORS and name != "perfect" and name not in FITTED and not _WARNED:
+        _WARNED.append(name)
+        print(f"warning: {FITTED_FILE.as_posix()} not found: sim/{name} recalls by its uncalibrated priors "
+              "(run the calibrate stage; outside a checkout set PUSHBENCH_ROOT)", file=sys.stderr)
 
 
 def split_window(name: str) -> tuple[str, int | None]:
@@ -153,4 +167,5 @@ def get_profile(name: str, **overrides: object) -> Profile:
         raise KeyError(f"unknown SimLM profile {name!r}; known: {', '.join('sim/' + p for p in PROFILES)}")
     if window is not None:
         overrides = {"window": window, **overrides}
+    warn_uncalibrated(key)
     return replace(PROFILES[key], **overrides) if overrides else PROFILES[key]

@@ -46,7 +46,7 @@ from typing import Any
 from pushbench.guidance import PROGRESS as PROGRESS_LINE
 from pushbench.guidance import (ALL_ACCEPTED, ALREADY_ACCEPTED, BLOCKED, BLOCKED_MARK, CHECK_NOW, FAILED_UNCHANGED,
                                  NEXT_UNIT, REPEATED, SUBMIT_NOW, UNIT_LINE, note_facts, progress_passed, prompt_rules,
-                                 quoted_blocks)
+                                 quoted_blocks, retrieved_items)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -65,6 +65,7 @@ _STATUS = re.compile(r"^status: (\d+) units accepted \(verified\) of target (\d+
 
 
 class UnitMind(Mind):
+    parse_replayable = True  # policies/sim/memory.py's contract (a subclass declares it again)
     checker_tool = "run_checker"
     objective_pattern = re.compile(r"backlog of (\d+)\b")
 
@@ -98,6 +99,9 @@ class UnitMind(Mind):
             self._parse_line(reader, line, offset, step)
         for block in quoted_blocks(content):
             self.parse_quoted(reader, block, offset, step)
+        for _, role, item in retrieved_items(content):  # a store's retrieved tool results, shown again
+            if role == "tool":
+                self.parse_retrieved(reader, item, offset, step)
 
     def _parse_call(self, facts: Any, fn: dict[str, Any], offset: int, step: int) -> None:
         try:
@@ -169,6 +173,11 @@ class UnitMind(Mind):
             if m := UNIT_LINE.match(line):
                 reader.state["titles"].setdefault(m.group(1), m.group(3))
                 reader.facts.add(LISTED, offset, step, m.group(1), 1)
+
+    def parse_retrieved(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        """An earlier tool result a memory shows again unquoted (a LangGraph store's retrieved item),
+        read where the memory's message sits. Its lines are read as lines of that message already;
+        a family reads its own evidence (pages, test output) from it here, as from a quotation."""
 
     # --- family hook ----------------------------------------------------------------------------
     def work(self, unit: str, title: str, ctx: Recall, attempt: int) -> tuple[str, dict[str, Any]] | None:

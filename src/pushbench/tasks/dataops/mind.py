@@ -9,8 +9,8 @@ longer there, so the edit fails and the recalled failure sends it back to the fi
 probability ``false_positive + false_negative`` (misread column, off-by-one count, mistyped value),
 fixed per (unit, attempt); the checker or the verifier then shows FAIL/rejected and it tries again.
 
-A page quoted in a memory's message (a decision view, a search result) is read like a page, where
-that message sits; a quoted region of a page (header and some lines) shows only those lines, and
+A page quoted in a memory's message (a decision view, a search result) or shown again as a store's
+retrieved item is read like a page, where that message sits; a quoted region of a page (header and some lines) shows only those lines, and
 regions of one page recalled together are joined. A page counts as whole only when every line
 its header announces is recalled; a count over a CSV and a missing-field repair need whole pages,
 a lookup does not, and an unseen line is inspected again. A quotation is undated: after its own
@@ -87,6 +87,7 @@ def perturb(value: str, draw: float) -> str:
 
 
 class DataOpsMind(UnitMind):
+    parse_replayable = True  # policies/sim/memory.py's contract: its pages are fact payloads
     checker_tool = "run_checker"
     objective_pattern = re.compile(r"backlog of (\d+) data-operations units")
 
@@ -108,21 +109,23 @@ class DataOpsMind(UnitMind):
         super().parse_quoted(reader, text, offset, step)
         self._read_page(reader, text, offset, step, quoted=True)
 
+    def parse_retrieved(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        self._read_page(reader, text, offset, step, quoted=True)
+
     @staticmethod
     def _read_page(reader: ContextReader, text: str, offset: int, step: int, quoted: bool) -> None:
         view = du.parse_view(text)
         span = _SPAN.search(text.split("\n", 1)[0])
         if view is None or span is None:
             return
-        shown = reader.state.setdefault("views", [])
-        shown.append(Shown(view, int(span.group(2)) - int(span.group(1)) + 1, quoted))
+        shown = Shown(view, int(span.group(2)) - int(span.group(1)) + 1, quoted)
         reader.facts.add(QUOTED_VIEW if quoted else VIEW, offset, step, f"{view.unit}|{view.path}|{view.page}",
-                         len(shown) - 1)
+                         payload=shown)
 
     def _views(self, unit: str, ctx: Recall, q: du.Question) -> tuple[du.Views, set[tuple[str, int]]]:
         """Recalled pages of this unit (pages of a file it has edited since are stale), and the
         pages of which only some lines are recalled."""
-        facts, stored = self.reader.facts, self.reader.state.get("views", [])
+        facts = self.reader.facts
         unit_key = facts.keys.get(unit, -1)
         # stale inspection: only a recalled edit (or failed edit) of its own marks the pages before it stale;
         # a forgotten one leaves it acting on a page read before the file changed
@@ -133,7 +136,7 @@ class DataOpsMind(UnitMind):
         for i in np.flatnonzero(ctx.recalled & ((ctx.kind == VIEW) | (ctx.kind == QUOTED_VIEW))):
             if not ctx.names[int(ctx.key[i])].startswith(unit + "|"):
                 continue
-            shown: Shown = stored[int(ctx.aux[i])]
+            shown: Shown = facts.payload(int(i))
             stale = i < stale_before or (shown.quoted and stale_before >= 0)
             if q.form in ("wrong", "missing") and shown.view.path == q["file"] and stale:
                 continue

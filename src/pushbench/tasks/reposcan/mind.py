@@ -73,6 +73,7 @@ class RepoScanMind(Mind):
     """Everything SimLM does on a RepoScan episode, for one profile and episode seed."""
 
     # the fact kinds SimLM's memory skills read and write (policies/sim/memory_skills.py)
+    parse_replayable = True  # policies/sim/memory.py's contract
     kinds = SimpleNamespace(PAGE=PAGE, SUBMITTED=SUBMITTED, ACCEPTED=ACCEPTED, REJECTED=REJECTED,
                             DUPLICATE=DUPLICATE, MEM_DONE=MEM_DONE, MEM_PAGE=MEM_PAGE, STATUS_LINE=_STATUS)
 

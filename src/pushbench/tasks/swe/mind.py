@@ -18,8 +18,8 @@ Per unit (``UnitMind`` handles the backlog, checker/submit stages, forgetting an
    suspect; with nothing left it submits the unit once and moves on to another open unit.
 The edit replaces the changed line together with the line before it, exactly as read.
 It never reads files: only the messages. Test output, search results and file regions quoted in a
-memory's message (a decision view, a search result) are read like the originals, where that
-message sits, and show only the lines quoted (a search header without its hits locates nothing).
+memory's message (a decision view, a search result) or shown again as a store's retrieved item are
+read like the originals, where that message sits, and show only the lines quoted (a search header without its hits locates nothing).
 A quotation is undated: a quoted failing run is evidence of the failure, not a verdict on its
 latest edit, and a quoted run that shows no failure is not read.
 """
@@ -49,6 +49,7 @@ MAX_DEFINITIONS = 3  # a name defined more often is only looked up where the tra
 
 
 class SweMind(UnitMind):
+    parse_replayable = True  # policies/sim/memory.py's contract
     checker_tool = "run_tests"
     objective_pattern = re.compile(r"Repair (\d+) issues")
 
@@ -74,6 +75,9 @@ class SweMind(UnitMind):
 
     def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
         super().parse_quoted(reader, text, offset, step)
+        self._read_evidence(reader, text, offset, step, quoted=True)
+
+    def parse_retrieved(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
         self._read_evidence(reader, text, offset, step, quoted=True)
 
     @staticmethod
