@@ -92,8 +92,8 @@ def chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for tool in tools:
         for fn in _get(tool, "functionDeclarations") or []:
             params = _get(fn, "parametersJsonSchema") or fn.get("parameters") or {"type": "object", "properties": {}}
-            out.append({"type": "function", "function": {"name": fn["name"], "description": fn.get("description") or "",
-                                                         "parameters": _json_schema(params)}})
+            out.append({"type": "function", "function": {
+                "name": fn["name"], "description": fn.get("description") or "", "parameters": _json_schema(params)}})
     return out
 
 
@@ -138,7 +138,8 @@ def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             call_id = result.get("id") or next((i for name, i in open_calls if name == result.get("name")),
                                                f"result_{index}_{n}")
             open_calls = [(name, i) for name, i in open_calls if i != call_id]
-            out.append({"role": "tool", "tool_call_id": str(call_id), "content": _response_text(result.get("response"))})
+            out.append({"role": "tool", "tool_call_id": str(call_id),
+                        "content": _response_text(result.get("response"))})
         if texts:
             out.append({"role": "user", "content": texts})
     return out
@@ -156,7 +157,8 @@ def response(data: dict[str, Any], key: str) -> dict[str, Any]:
             args = json.loads(call["function"]["arguments"] or "{}")
         except json.JSONDecodeError:
             args = None  # a reply cut at maxOutputTokens: the arguments are incomplete
-        parts.append({"functionCall": {"name": call["function"]["name"], "args": args if isinstance(args, dict) else {}}})
+        args = args if isinstance(args, dict) else {}
+        parts.append({"functionCall": {"name": call["function"]["name"], "args": args}})
     usage = data["usage"]
     return {"candidates": [{"content": {"role": "model", "parts": parts},
                             "finishReason": "MAX_TOKENS" if choice["finish_reason"] == "length" else "STOP",

@@ -113,7 +113,8 @@ def episode_ended(messages: list[dict[str, Any]]) -> bool:
     for message in reversed(messages):
         if message.get("role") == "assistant":
             return False
-        if message.get("role") == "tool" and _ENDED.search(_TAG_LINES.sub("", text_of(message.get("content")).rstrip())):
+        text = _TAG_LINES.sub("", text_of(message.get("content")).rstrip())
+        if message.get("role") == "tool" and _ENDED.search(text):
             return True
     return False
 

@@ -21,7 +21,7 @@ refused.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
@@ -96,7 +96,7 @@ def _output_text(output: Any) -> str:
     return output if isinstance(output, str) else text_of(output)
 
 
-def chat_messages(body: dict[str, Any], history: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+def chat_messages(body: dict[str, Any], history: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """The request as the chat messages SimLM reads (``history``: the previous responses' turns)."""
     head = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
     return head + list(history) + input_messages(body)

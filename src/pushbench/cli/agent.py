@@ -161,6 +161,7 @@ def agent_install(names: Optional[str] = typer.Argument(None, help="Comma-separa
     from pushbench.harness import products
     from pushbench.harness.declaration import DeclarationError, builtin, load
 
+    need_root()  # installs into the checkout's .agents/
     try:
         known = {d.name: d for d in ([load(declaration)] if declaration else builtin().values())}
     except DeclarationError as error:
@@ -187,6 +188,7 @@ def agent_list(fmt: TableFormat = FORMAT_OPTION) -> None:
     from pushbench.harness import products
     from pushbench.harness.declaration import builtin
 
+    need_root()
     rows = []
     for d in builtin().values():
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -134,6 +135,11 @@ def load(path: Path) -> Declaration:
 
 def builtin() -> dict[str, Declaration]:
     """The declarations shipped with PushBench, by name."""
+    return dict(_builtin())
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> dict[str, Declaration]:
     found = {}
     for path in sorted(BUILTIN_DIR.glob("*.yaml")):
         declaration = load(path)

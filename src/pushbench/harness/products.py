@@ -29,9 +29,9 @@ AGENTS_DIR = config.ROOT / ".agents"  # `pushbench agent install` installs here 
 OFFLINE_KEY = "sk-pushbench-offline-not-a-key"
 TASK_TOOLS = ("search", "submit", "status", "final")
 # inherited variables that could point an agent at a real service or real credentials
-DROPPED_ENV = ("ANTHROPIC_", "OPENAI_", "CODEX_", "CLAUDE_", "OPENCODE_", "GEMINI_", "GOOGLE_", "VERTEX", "AWS_", "AZURE_",
-               "OPENROUTER_", "MISTRAL_", "GROQ_", "DEEPSEEK_", "XAI_", "TOGETHER_", "COHERE_", "LITELLM_",
-               "OLLAMA_", "HF_", "HUGGING")
+DROPPED_ENV = ("ANTHROPIC_", "OPENAI_", "CODEX_", "CLAUDE_", "OPENCODE_", "GEMINI_", "GOOGLE_", "VERTEX",
+               "AWS_", "AZURE_", "OPENROUTER_", "MISTRAL_", "GROQ_", "DEEPSEEK_", "XAI_", "TOGETHER_", "COHERE_",
+               "LITELLM_", "OLLAMA_", "HF_", "HUGGING")
 LOCAL = "127.0.0.1,localhost"
 
 
