@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ class AgentSpec:
     model: str
     product: str | None = None  # a declared agent product (harness/agents/*.yaml or a file), driven by serve-sim
     sim_model: str | None = None  # the serve-sim model it talks to (sim-base, ...); None: no serve-sim
-    declaration: Declaration | None = None
+    declaration: Declaration | None = field(default=None, compare=False)  # the product's, by its name
     pass_env: tuple[str, ...] = ()  # inherited variables passed through although provider variables are dropped
 
     @property
