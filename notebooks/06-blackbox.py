@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Black-box agents over MCP — N = 50 / 100, default vs checklist (paper Fig. 5, Table 7, App. D.2)
 # **Model: SimLM.** The pipeline's agents are offline stand-ins (an MCP client driven by SimLM, one
-# per profile). Rows of `claude-code` / `codex` (from `make agents-grid`, docs/blackbox.md) are the
-# real agent products, Claude Code and Codex CLI, with SimLM as their model: the tables label them
-# "real agent product driven by SimLM". The numbers below are SimLM's, not the paper's.
+# per profile). Rows of a declared product (`claude-code`, `codex`, `opencode`, `gemini-cli`, from
+# `make agents-grid`, docs/blackbox.md) are the real agent products with SimLM as their model: the
+# tables label them "real agent product driven by SimLM". The numbers below are SimLM's, not the paper's.
 #
 # **What is shown.** Each agent on RepoScan tasks at N = 50 and N = 100, through the MCP server's
 # search / submit / status / final tools, with the default prompt and with an explicit checklist

@@ -146,7 +146,8 @@ ERROR_FIELDS = ["code", "message", "param", "type"]
     ({"model": "sim-base", "messages": "hello"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": "all"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "seed": "x"}, 400),
-    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": []}, 400),  # no reader
+    ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function", "function": {"name": "bash", "parameters": {}}}]}, 400),  # no reader
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}, 400),
     ({"model": "sim-base", "messages": [{"role": "user", "content": "x"}],
       "stream_options": {"include_usage": True}}, 400),  # stream_options without stream

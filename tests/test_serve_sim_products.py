@@ -206,3 +206,115 @@ def test_a_cut_reply_and_token_counting_in_process() -> None:
     counted = client.post("/v1/messages/count_tokens?beta=true",
                           json={"model": "sim-base", "messages": [{"role": "user", "content": "hello"}]}).json()
     assert counted["input_tokens"] > 0
+
+
+# --------------------------------------------------------------------------- chat completions, product mode
+
+def chat_tools(prefix: str) -> list[dict[str, Any]]:
+    own = [{"type": "function", "function": {"name": "bash", "description": "Run a shell command.",
+                                             "parameters": {"type": "object", "properties": {}}}}]
+    return own + [{"type": "function", "function": {**s["function"], "name": prefix + s["function"]["name"]}}
+                  for s in make_env(TASK).schemas()]
+
+
+def test_chat_completions_episode_under_opencodes_names_matches_in_process_simlm(server: Server) -> None:
+    client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
+    prefix = "pushbench_"  # opencode's <server>_<tool>; serve-sim infers the prefix
+    head = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "<env>context</env>"},
+            {"role": "user", "content": [{"type": "text", "text": task(TASK).objective}]}]
+    messages: list[Any] = list(head)
+
+    def step(history: list[Any]) -> tuple[str, str, dict[str, Any]] | None:
+        messages[len(head):] = [m for pair in history for m in pair]
+        kwargs = dict(model="sim-base", messages=messages, tools=chat_tools(prefix))
+        reply = client.chat.completions.create(**kwargs)
+        chunks = list(client.chat.completions.create(**kwargs, stream=True))
+        streamed = "".join(c.choices[0].delta.tool_calls[0].function.arguments or "" for c in chunks
+                           if c.choices and c.choices[0].delta.tool_calls)
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return None
+        assert streamed == message.tool_calls[0].function.arguments
+        step.last = message  # type: ignore[attr-defined]
+        call = message.tool_calls[0]
+        return call.id, call.function.name.replace(prefix, PREFIX, 1), json.loads(call.function.arguments)
+
+    def result(call_id: str, text: str) -> Any:
+        return (step.last.model_dump(exclude_none=True),  # type: ignore[attr-defined]
+                {"role": "tool", "tool_call_id": call_id, "content": text})
+
+    assert drive(step, result) == reference_calls()
+
+
+def test_a_request_without_tools_gets_text_on_every_route(server: Server) -> None:
+    o = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
+    title = o.chat.completions.create(model="sim-base", messages=[
+        {"role": "system", "content": "You are a title generator."}, {"role": "user", "content": "Find tests."}])
+    assert title.choices[0].finish_reason == "stop" and title.choices[0].message.content
+    assert title.usage.prompt_tokens > 0
+    a = anthropic.Anthropic(base_url=_base_url(server), api_key="dummy", max_retries=0)
+    reply = a.messages.create(model="sim-base", max_tokens=50, messages=[{"role": "user", "content": "a title"}])
+    assert [b.type for b in reply.content] == ["text"]
+    unknown = httpx.post(server.url + "/chat/completions", timeout=30, json={
+        "model": "sim-base", "messages": [{"role": "user", "content": "x"}], "tools": chat_tools("")[:1]})
+    assert unknown.status_code == 400 and "no reader" in unknown.json()["error"]["message"]
+
+
+def _ended_history(prefix: str) -> list[dict[str, Any]]:
+    """An episode up to SimLM's ``final`` and the tool result that ends it, as a chat client keeps it."""
+    env, sim = make_env(TASK), SimLM("base")
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task(TASK).objective}]
+    while not env.done:
+        turn = sim.act(messages, env.schemas(), 0)
+        assert turn.call is not None
+        obs = env.execute(ToolCall(turn.call.name, json.loads(turn.call.arguments)))
+        call = {**turn.message["tool_calls"][0]}
+        call["function"] = {**call["function"], "name": prefix + call["function"]["name"]}
+        messages += [{**turn.message, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": turn.call.call_id, "content": obs.text}]
+    return messages
+
+
+@pytest.mark.parametrize("prefix", ["", "pushbench_"])
+def test_chat_completions_honour_the_episodes_end(server: Server, prefix: str) -> None:
+    """A client that keeps asking after ``final`` (LangGraph's prebuilt ReAct agent over
+    ChatOpenAI does, on bare tool names) gets a text reply, as on Messages and Responses."""
+    client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
+    messages = _ended_history(prefix)
+    assert "episode ended" in messages[-1]["content"]
+    before = server.stats().get("ended", 0)
+    tools = make_env(TASK).schemas() if not prefix else chat_tools(prefix)
+    reply = client.chat.completions.create(model="sim-base", messages=messages, tools=tools)
+    assert reply.choices[0].finish_reason == "stop" and not reply.choices[0].message.tool_calls
+    assert server.stats()["ended"] == before + 1
+
+
+# --------------------------------------------------------------------------- Responses: previous_response_id
+
+def test_previous_response_id_continues_a_stored_response(server: Server) -> None:
+    client = openai.OpenAI(base_url=server.url, api_key="dummy", max_retries=0)
+    first_input: list[Any] = [{"type": "message", "role": "user",
+                               "content": [{"type": "input_text", "text": task(TASK).objective}]}]
+    state: dict[str, Any] = {"previous": None, "input": first_input}
+
+    def step(history: list[Any]) -> tuple[str, str, dict[str, Any]] | None:
+        kwargs = dict(model="sim-base", instructions=SYSTEM, tools=responses_tools(), input=state["input"])
+        if state["previous"]:
+            kwargs["previous_response_id"] = state["previous"]
+        reply = client.responses.create(**kwargs)
+        state["previous"] = reply.id
+        calls = [o for o in reply.output if o.type == "function_call"]
+        if not calls:
+            return None
+        return calls[0].call_id, f"{calls[0].namespace}__{calls[0].name}", json.loads(calls[0].arguments)
+
+    def result(call_id: str, text: str) -> Any:
+        state["input"] = [{"type": "function_call_output", "call_id": call_id, "output": text}]
+        return ()
+
+    assert drive(step, result) == reference_calls()
+    for body, param in ([{"previous_response_id": "resp_unknown"}, "previous_response_id"],
+                        [{"conversation": "conv_1"}, "conversation"]):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.responses.create(model="sim-base", input="hi", **body)
+        assert refused.value.param == param and param.split("_")[0] in str(refused.value.message).lower()

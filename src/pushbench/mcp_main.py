@@ -41,6 +41,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: python -m pushbench.mcp_main {COMMAND} --task ID --log DIR [...]", file=sys.stderr)
         return 2
     options = parser().parse_args(args[1:])
+    from pushbench import config
+
+    defaults = (config.DATA, config.SNAPSHOT_SRC)
+    if config.FOUND is None and (options.data_root in defaults or options.snapshot_root in defaults):
+        try:  # as every command: outside a checkout (and no explicit paths), say how to point at one
+            config.require_root()
+        except config.ProjectRootError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
     from pushbench.mcp_server import ServerPaths, ServerSetupError, serve
     from pushbench.snapshots import SnapshotError
 

@@ -6,10 +6,17 @@
 ``stream: true`` the same answer comes as server-sent events of ``chat.completion.chunk`` deltas
 (``stream_options.include_usage`` adds the final usage chunk), as the OpenAI API streams. Every
 error, an unknown path or method included, has the OpenAI shape ``{"error": {"message", "type",
-"param", "code"}}``. The
-answers are SimLM's, so they depend only on the messages, the tools and the request seed: the real
-``openai`` client path (schemas, parsing, retries, token accounting) runs end to end without any
-external service. **Every answer comes from SimLM, not from a real model.**
+"param", "code"}}``. The answers are SimLM's, so they depend only on the messages, the tools and
+the request seed: the real ``openai`` client path (schemas, parsing, retries, token accounting)
+runs end to end without any external service. **Every answer comes from SimLM, not from a real
+model.**
+
+A chat-completions request whose tools a SimLM mind reads as they are goes to SimLM unchanged
+(the in-process path); one whose tools are an agent product's goes through product mode
+(``serve_sim_product``), as on the Messages, Responses and Gemini routes (``serve_sim_routes``,
+``serve_sim_gemini``). On every route a request whose last tool result says the episode has
+ended gets a text reply, and a request with no tools a text reply (a memory's summary request
+still goes to SimLM).
 
 Faults are decided from (server seed, request hash, attempt): a fraction ``fault_rate`` of attempts
 gets a transport fault (429 with Retry-After, 500, or a stall of ``fault_delay`` seconds, meant to
@@ -35,11 +42,12 @@ from starlette.exceptions import HTTPException
 
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import SimLM
+from pushbench import serve_sim_gemini as gemini_api
 from pushbench.policies.sim.memory_skills import is_summary_request
 from pushbench.serve_sim_anthropic import error as anthropic_error
 from pushbench.serve_sim_http import TRANSPORT_KEYS, _bad, _error, request_hash  # noqa: F401 (re-exported)
-from pushbench.serve_sim_product import (ENDED_REPLY, NO_TOOLS_REPLY, episode_ended, merge_user_turns, task_view,
-                                         text_turn, to_bare, to_product)
+from pushbench.serve_sim_product import (ENDED_REPLY, NO_TOOLS_REPLY, episode_ended, merge_user_turns, readable,
+                                         task_view, text_turn, to_bare, to_product)
 from pushbench.serve_sim_routes import ANTHROPIC_PREFIX
 from pushbench.serve_sim_routes import register as register_product_routes
 from pushbench.serve_sim_stream import completion_chunks, sse_events
@@ -57,6 +65,7 @@ class ServeConfig:
     retry_after: float = 1.0  # seconds a 429 asks the client to wait
     seed: int = 0
     policy_seed: int = 0  # SimLM's request seed for agent products, which send none
+    tool_prefixes: tuple[str, ...] = ()  # a product's declared MCP tool prefix(es); () = every candidate
 
     def __post_init__(self) -> None:
         for name in ("fault_rate", "malformed_rate"):
@@ -132,23 +141,45 @@ class SimServer:
         return unit(self.config.seed, "malformed", key) < self.config.malformed_rate
 
     def completion(self, body: dict[str, Any], key: str) -> dict[str, Any]:
-        model = body["model"]
-        turn = self.pool.act(MODELS[model], body["messages"], body.get("tools") or [], int(body.get("seed") or 0))
-        return self._completion(turn, model, key, body.get("max_tokens"), malformed=True)
+        """A chat-completions request: SimLM on the tools as sent when a mind reads them (the
+        in-process path, byte for byte), else on the task's tools among a product's (product mode)."""
+        tools, seed = body.get("tools") or [], body.get("seed")
+        seed = self.config.policy_seed if seed is None else int(seed)
+        messages = body["messages"]
+        if tools and not readable(tools):
+            return self.answer(body["model"], messages, tools, key, body.get("max_tokens"), seed, malformed=True,
+                               unknown_tools_error=True)
+        if tools and episode_ended(messages):
+            return self._text(messages, ENDED_REPLY, "ended", body["model"], key, body.get("max_tokens"))
+        try:
+            turn = self.pool.act(MODELS[body["model"]], messages, tools, seed)
+        except ValueError:  # no tools and no memory's summary request: a plain text reply
+            return self._text(messages, NO_TOOLS_REPLY, "text_only", body["model"], key, body.get("max_tokens"))
+        return self._completion(turn, body["model"], key, body.get("max_tokens"), malformed=True)
 
-    def product_completion(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                           key: str, max_tokens: Any) -> dict[str, Any]:
+    def answer(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], key: str,
+               max_tokens: Any, seed: int | None = None, malformed: bool = False,
+               unknown_tools_error: bool = False) -> dict[str, Any]:
         """An agent product's request (its own prompt and tools, MCP tools under its names): SimLM
-        answers on the task's tools, or in plain text when none of the tools is a task's."""
+        answers on the task's tools, in plain text when the episode has ended or none of the tools
+        is a task's (a ``ValueError`` instead with ``unknown_tools_error`` and tools sent)."""
         messages = merge_user_turns(messages)
-        view = task_view(tools)
+        view = task_view(tools, self.config.tool_prefixes)
+        if view is None and tools and unknown_tools_error:
+            names = sorted(str((t.get("function") or {}).get("name")) for t in tools)
+            raise ValueError(f"SimLM has no reader for a task with tools {names}")
         if view is None or episode_ended(messages):
-            self.stats["text_only" if view is None else "ended"] += 1
-            turn = text_turn(messages, NO_TOOLS_REPLY if view is None else ENDED_REPLY)
-            return self._completion(turn, model, key, max_tokens, malformed=False)
-        turn = self.pool.act(MODELS[model], to_bare(messages, view), view.tools, self.config.policy_seed)
+            return self._text(messages, NO_TOOLS_REPLY if view is None else ENDED_REPLY,
+                              "text_only" if view is None else "ended", model, key, max_tokens)
+        seed = self.config.policy_seed if seed is None else seed
+        turn = self.pool.act(MODELS[model], to_bare(messages, view), view.tools, seed)
         turn = Turn(to_product(turn.message, view), turn.call, turn.input_tokens, turn.output_tokens)
-        return self._completion(turn, model, key, max_tokens, malformed=False)
+        return self._completion(turn, model, key, max_tokens, malformed=malformed)
+
+    def _text(self, messages: list[dict[str, Any]], text: str, reason: str, model: str, key: str,
+              max_tokens: Any) -> dict[str, Any]:
+        self.stats[reason] += 1
+        return self._completion(text_turn(messages, text), model, key, max_tokens, malformed=False)
 
     def _completion(self, turn: Turn, model: str, key: str, limit: Any, malformed: bool) -> dict[str, Any]:
         message = dict(turn.message)
@@ -221,6 +252,8 @@ def create_app(config: ServeConfig | None = None) -> FastAPI:
         message = f"{request.method} {request.url.path}: {exc.detail}"
         if request.url.path.startswith(ANTHROPIC_PREFIX):
             return anthropic_error(exc.status_code, message, getattr(exc, "headers", None))
+        if gemini_api.is_gemini_path(request.url.path):
+            return gemini_api.error(exc.status_code, message, getattr(exc, "headers", None))
         return _error(exc.status_code, message, kind, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
@@ -262,6 +295,7 @@ def create_app(config: ServeConfig | None = None) -> FastAPI:
         return Response(orjson.dumps(data), media_type="application/json")
 
     register_product_routes(app, server, MODELS)
+    gemini_api.register(app, server, MODELS)
     return app
 
 

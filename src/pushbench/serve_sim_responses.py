@@ -10,11 +10,18 @@ Function tools become chat tools, those inside a ``namespace`` tool named ``<nam
 with one ``message`` or ``function_call`` output item and ``usage``; with ``stream: true`` as
 the Responses API's server-sent events (``response.created`` ... ``response.completed``).
 Errors keep serve-sim's OpenAI shape.
+
+``previous_response_id`` continues a stored response as the API does: that response's input and
+output (and its own predecessors') come before the new input; its ``instructions`` do not carry
+over. serve-sim keeps the newest ``Conversations.capacity`` responses in memory (not with
+``store: false``); an unknown or forgotten id is a 400 naming it. ``conversation`` objects are
+refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
@@ -43,6 +50,12 @@ def invalid(body: Any, models: dict[str, str]) -> tuple[str, str] | None:
         return "instructions must be a string", "instructions"
     if not isinstance(body.get("stream", False), (bool, type(None))):
         return "stream must be a boolean", "stream"
+    previous = body.get("previous_response_id")
+    if previous is not None and (not isinstance(previous, str) or not previous):
+        return "previous_response_id must be a response id (a string)", "previous_response_id"
+    if body.get("conversation") is not None:
+        return ("serve-sim keeps no conversation objects; send the whole input, or continue a response with "
+                "previous_response_id"), "conversation"
     limit = body.get("max_output_tokens")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         return "max_output_tokens must be a positive integer", "max_output_tokens"
@@ -83,11 +96,15 @@ def _output_text(output: Any) -> str:
     return output if isinstance(output, str) else text_of(output)
 
 
-def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request as the chat messages SimLM reads."""
+def chat_messages(body: dict[str, Any], history: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The request as the chat messages SimLM reads (``history``: the previous responses' turns)."""
+    head = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    return head + list(history) + input_messages(body)
+
+
+def input_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's ``input`` items as chat messages."""
     out: list[dict[str, Any]] = []
-    if body.get("instructions"):
-        out.append({"role": "system", "content": body["instructions"]})
     items = body["input"]
     for item in [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items:
         kind = item.get("type", "message")
@@ -106,6 +123,34 @@ def chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"role": "tool", "tool_call_id": str(item.get("call_id", "")),
                         "content": _output_text(item.get("output"))})
     return out
+
+
+class Conversations:
+    """Stored responses for ``previous_response_id``: each one's parent, new input and reply."""
+
+    def __init__(self, capacity: int = 4096):
+        self.capacity = capacity
+        self._items: OrderedDict[str, tuple[str | None, list[dict[str, Any]]]] = OrderedDict()
+
+    def history(self, response_id: str) -> list[dict[str, Any]] | None:
+        """The chat turns up to and including ``response_id``'s reply, or None if unknown."""
+        chain: list[list[dict[str, Any]]] = []
+        current: str | None = response_id
+        while current is not None:
+            if current not in self._items:
+                return None
+            parent, turns = self._items[current]
+            chain.append(turns)
+            current = parent
+        return [turn for turns in reversed(chain) for turn in turns]
+
+    def remember(self, response_id: str, body: dict[str, Any], reply: dict[str, Any]) -> None:
+        if body.get("store") is False:
+            return
+        self._items.pop(response_id, None)
+        self._items[response_id] = (body.get("previous_response_id"), [*input_messages(body), reply])
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
 
 
 def response(data: dict[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """serve-sim's routes for the agent products: ``/v1/messages`` (Anthropic) and ``/v1/responses`` (OpenAI).
 
 Both translate the request into chat messages (``serve_sim_anthropic`` / ``serve_sim_responses``),
-let ``SimServer.product_completion`` answer as SimLM inside a product would, and translate the
+let ``SimServer.answer`` answer as SimLM inside a product would, and translate the
 answer back, whole or streamed. Transport faults are drawn as for chat completions, each in its
 API's error shape (Anthropic's overload is 529). Malformed tool-call JSON is not injected here:
 both APIs' clients parse the arguments themselves, so the products' own recovery is what runs.
@@ -10,6 +10,7 @@ both APIs' clients parse the arguments themselves, so the products' own recovery
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -34,7 +35,14 @@ async def _body(request: Request) -> tuple[Any, bool]:
         return None, False
 
 
-async def _fault(server: SimServer, key: str, anthropic: bool) -> Response | None:
+def openai_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return _error(status, message, "rate_limit_error" if status == 429 else "server_error", headers=headers)
+
+
+async def fault_response(server: SimServer, key: str, shape: Callable[..., Response] = openai_error,
+                         overload: int = 500) -> Response | None:
+    """A seeded transport fault for this request, in its API's error ``shape`` (``overload`` is
+    the API's status for a server error: Anthropic's 529, Gemini's 503), or None."""
     fault = server.fault(key)
     if fault is None:
         return None
@@ -43,15 +51,13 @@ async def _fault(server: SimServer, key: str, anthropic: bool) -> Response | Non
     headers = {"retry-after": str(max(0, round(wait))), "retry-after-ms": str(int(wait * 1000))}
     if fault == "timeout":
         await asyncio.sleep(server.config.fault_delay)  # the client should have timed out by now
-    status = {"rate_limit": 429, "server_error": 529 if anthropic else 500, "timeout": 504}[fault]
-    message = f"simulated {fault.replace('_', ' ')}"
-    if anthropic:
-        return anthropic_api.error(status, message, headers if status == 429 else None)
-    kind = "rate_limit_error" if status == 429 else "server_error"
-    return _error(status, message, kind, headers=headers if status == 429 else None)
+    status = {"rate_limit": 429, "server_error": overload, "timeout": 504}[fault]
+    return shape(status, f"simulated {fault.replace('_', ' ')}", headers if status == 429 else None)
 
 
 def register(app: FastAPI, server: SimServer, models: dict[str, str]) -> None:
+    conversations = responses_api.Conversations()
+
     @app.post("/v1/messages")
     async def messages(request: Request) -> Response:  # Claude Code adds ?beta=true
         server.stats["requests"] += 1
@@ -61,9 +67,9 @@ def register(app: FastAPI, server: SimServer, models: dict[str, str]) -> None:
             server.stats["rejected"] += 1
             return anthropic_api.error(404 if problem.startswith("model:") else 400, problem)
         key = request_hash(body)
-        if (fault := await _fault(server, key, anthropic=True)) is not None:
+        if (fault := await fault_response(server, key, anthropic_api.error, 529)) is not None:
             return fault
-        data = server.product_completion(body["model"], anthropic_api.chat_messages(body),
+        data = server.answer(body["model"], anthropic_api.chat_messages(body),
                                          anthropic_api.chat_tools(body.get("tools") or []), key, body["max_tokens"])
         msg = anthropic_api.message(data, key)
         server.stats["messages"] += 1
@@ -93,13 +99,22 @@ def register(app: FastAPI, server: SimServer, models: dict[str, str]) -> None:
             message, param = problem
             code = "model_not_found" if param == "model" else None
             return _bad(message, param or None, code) if param else _error(400, message, "invalid_request_error")
+        history: list[dict[str, Any]] = []
+        if body.get("previous_response_id") is not None:
+            found = conversations.history(body["previous_response_id"])
+            if found is None:
+                server.stats["rejected"] += 1
+                return _bad(f"Previous response with id '{body['previous_response_id'][:100]}' not found (serve-sim "
+                            f"keeps the newest {conversations.capacity} stored responses in memory).",
+                            "previous_response_id", "previous_response_not_found")
+            history = found
         key = request_hash(body)
-        if (fault := await _fault(server, key, anthropic=False)) is not None:
+        if (fault := await fault_response(server, key)) is not None:
             return fault
-        data = server.product_completion(body["model"], responses_api.chat_messages(body),
-                                         responses_api.chat_tools(body.get("tools") or []), key,
-                                         body.get("max_output_tokens"))
+        data = server.answer(body["model"], responses_api.chat_messages(body, history),
+                             responses_api.chat_tools(body.get("tools") or []), key, body.get("max_output_tokens"))
         resp = responses_api.response(data, key, body)
+        conversations.remember(resp["id"], body, data["choices"][0]["message"])
         server.stats["responses"] += 1
         if body.get("stream"):
             return StreamingResponse(responses_api.sse(responses_api.stream_events(resp)),

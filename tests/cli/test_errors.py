@@ -69,9 +69,14 @@ BAD = [
     ("agent run", ["--task", "nope", "--out", "{tmp}/o"], "no RepoScan task 'nope'"),
     ("agent run", ["--task", TASK, "--prompt", "nope", "--out", "{tmp}/o"], "unknown prompt 'nope'"),
     ("agent run", ["--task", TASK, "--agent", "nope", "--out", "{tmp}/o"], "unknown agent 'nope'"),
+    ("agent run", ["--task", TASK, "--agent", "codex", "--with-sim", "--out", "{tmp}/o"], "--with-sim and --sim-model"),
+    ("agent run", ["--task", TASK, "--agent", "{tmp}/none.yaml", "--out", "{tmp}/o"], "cannot read the declaration"),
     ("agent grid", ["--targets", "x", "--out", "{tmp}/o"], "--targets takes whole numbers"),
     ("agent grid", ["--targets", "7", "--out", "{tmp}/o"], "N = 7"),
     ("agent deltas", ["{tmp}/none"], "cannot compute deltas: no episodes at"),
+    ("agent install", ["nope"], "unknown products nope; declared: claude-code"),
+    ("agent install", ["--declaration", "{tmp}/none.yaml"], "cannot read the declaration"),
+    ("agent list", ["--format", "html"], "Invalid value for '--format'"),
     ("view", ["{tmp}/none", "--out", "{tmp}/o"], "is not a folder"),
     ("fork", ["--episode", "x", "--run", "{tmp}/none", "--at", "3", "--controller", "stateqgp", "--out", "{tmp}/o"],
      "is not a folder"),
@@ -133,7 +138,8 @@ def test_every_command_has_a_bad_input_case() -> None:
 @pytest.mark.parametrize("argv", [["run", "--out", "x"], ["show-task", TASK], ["experiment", "reposcan-main"],
                                   ["aggregate"], ["manifests", "build"], ["snapshots", "fetch"], ["notebook", "x"],
                                   ["tools", "try", "--task", TASK, "--call", "status"], ["score", "x"],
-                                  ["agent", "grid", "--out", "x"]])
+                                  ["agent", "grid", "--out", "x"], ["serve-mcp", "--task", TASK, "--log", "x"],
+                                  ["agent", "install"], ["agent", "list"]])
 def test_outside_the_project_every_command_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                   argv: list[str]) -> None:
     monkeypatch.setattr(config, "FOUND", None)
@@ -179,6 +185,16 @@ def test_a_subprocess_prints_one_line_and_debug_shows_the_traceback(tmp_path: Pa
     debug = _cli("--debug", "run", "--target", "abc", "--out", str(tmp_path / "o"), cwd=config.ROOT)
     assert debug.returncode != 0 and "Traceback" in debug.stderr and "--target takes whole numbers" in debug.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_the_lean_mcp_server_outside_a_checkout_names_pushbench_root(tmp_path: Path) -> None:
+    environ = {k: v for k, v in os.environ.items() if k != "PUSHBENCH_ROOT"}
+    environ["PYTHONPATH"] = os.pathsep.join([str(SRC), environ.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-m", "pushbench.mcp_main", "serve-mcp", "--task", TASK, "--log", "log"],
+                          cwd=tmp_path, capture_output=True, text=True, env=environ, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("error: not inside a PushBench checkout") and "PUSHBENCH_ROOT" in done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_root_is_found_from_a_subfolder_and_refused_outside(tmp_path: Path) -> None:

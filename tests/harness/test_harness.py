@@ -174,10 +174,13 @@ def test_checklist_deltas_are_paired_by_task() -> None:
 def test_agents_and_placeholders() -> None:
     assert resolve_agent("standin-sim-mini") == AgentSpec(
         "standin-sim-mini", "{python} -m pushbench.harness.standin --model sim/mini", "sim/mini")
-    assert resolve_agent("claude-code") == AgentSpec("claude-code", "", "sim/base", "claude-code", "sim-base")
-    assert resolve_agent("codex/sim-pro") == AgentSpec("codex", "", "sim/pro", "codex", "sim-pro")
+    claude, codex = resolve_agent("claude-code"), resolve_agent("codex/sim-pro")
+    assert (claude.name, claude.model, claude.product, claude.sim_model, claude.memory) == (
+        "claude-code", "sim/base", "claude-code", "sim-base", "claude-code")
+    assert (codex.model, codex.sim_model, codex.declaration.api) == ("sim/pro", "sim-pro", "responses")
+    assert resolve_agent("gemini-cli/sim-mini").declaration.tool_prefix("s") == "mcp_s_"
     assert resolve_agent("mine=my-agent --go").model == "mine"
-    for bad in ("nobody", "=cmd", "x=", "codex/gpt-5", "claude-code/sim-nope"):
+    for bad in ("nobody", "=cmd", "x=", "codex/gpt-5", "claude-code/sim-nope", "missing.yaml"):
         with pytest.raises(ValueError):
             resolve_agent(bad)
     values = {"prompt": "find 'ten' items\nnow", "mcp_config": "/r/mcp.json", "server_command_toml": '"py"',

@@ -1,6 +1,6 @@
-"""The real agent products (Claude Code, Codex CLI) over serve-sim and serve-mcp, offline.
+"""The real agent products (every declaration in harness/agents/) over serve-sim and serve-mcp, offline.
 
-Marked ``agents``: they run when ``make agents`` installed the CLIs and are skipped otherwise.
+Marked ``agents``: each runs when ``make agents`` installed its CLI and is skipped otherwise.
 One short RepoScan episode through each product ends with verifier events and a scored row; a
 product's tool call with hostile arguments (sent by a scripted model endpoint) reaches the MCP
 server's error path; nothing the episode started is left running afterwards.
@@ -20,8 +20,9 @@ import pytest
 
 from pushbench import config
 from pushbench.harness import products
+from pushbench.harness.declaration import builtin
 from pushbench.harness.launcher import EpisodePlan, free_port, resolve_agent, run_agent_episode
-from pushbench.harness.products import PRODUCTS, SimProcess, find_cli
+from pushbench.harness.products import SimProcess, find_cli
 from pushbench.mcp_server import ServerPaths, find_task
 
 TASK = "reposcan-requests-fixture-n010"
@@ -30,7 +31,7 @@ HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 def _installed(name: str) -> str | None:
     try:
-        find_cli(PRODUCTS[name])
+        find_cli(builtin()[name])
     except ValueError as err:
         return str(err)
     return None
@@ -46,7 +47,7 @@ def product(name: str):
         reason is not None, reason=f"{reason} (the agents tests need the real CLIs)")], id=name)
 
 
-PRODUCT_PARAMS = [product("claude-code"), product("codex")]
+PRODUCT_PARAMS = [product(name) for name in builtin()]
 
 
 def plan(agent: str, timeout: float = 300) -> EpisodePlan:
@@ -83,6 +84,9 @@ def test_a_product_episode_is_scored_from_the_verifier_log(name: str, tmp_path: 
     assert leftovers(tmp_path) == []  # the product's process group, serve-sim and serve-mcp are gone
 
 
+# Products that check a call's arguments against the tool's schema themselves: search's page -3
+# (the schema's minimum is 1) never leaves them; the schema-valid hostile ids still do.
+CHECKS_ARGUMENTS = {"gemini-cli"}
 HOSTILE = [["search", {"query": "../../data/hidden", "page": -3}],
            ["submit", {"ids": ["../../../data/hidden/reposcan", "/etc/passwd", "a\u0007b"]}]]
 
@@ -90,7 +94,7 @@ HOSTILE = [["search", {"query": "../../data/hidden", "page": -3}],
 @pytest.mark.parametrize("name", PRODUCT_PARAMS)
 def test_hostile_arguments_from_a_product_reach_the_servers_error_path(name: str, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    def scripted(port: int, seed: int, folder: Path, timeout: float = 60) -> SimProcess:
+    def scripted(port: int, seed: int, folder: Path, timeout: float = 60, tool_prefixes: tuple = ()) -> SimProcess:
         port = free_port()
         with open(folder / "scripted.stderr", "wb") as err:
             proc = subprocess.Popen([sys.executable, str(HELPERS / "scripted_model.py"), str(port),
@@ -108,44 +112,21 @@ def test_hostile_arguments_from_a_product_reach_the_servers_error_path(name: str
     monkeypatch.setattr(products, "start_sim", scripted)
     outcome = run_agent_episode(plan(name), tmp_path)
     calls = [e for e in outcome.events if e["kind"] == "call"]
-    assert [c["tool"] for c in calls] == ["search", "submit"], (tmp_path / "agent.stdout").read_text()[-2000:]
+    reached = ["submit"] if name in CHECKS_ARGUMENTS else ["search", "submit"]
+    assert [c["tool"] for c in calls] == reached, (tmp_path / "agent.stdout").read_text()[-2000:]
     assert all(not c["ok"] and c["error"] for c in calls)
-    assert outcome.row["invalid_actions"] == 2 and outcome.row["valid_count"] == 0
+    assert outcome.row["invalid_actions"] == len(reached) and outcome.row["valid_count"] == 0
     assert leftovers(tmp_path) == []
 
 
 # --------------------------------------------------------------------------- recipes, no CLI needed
-
-def test_the_recipes_point_the_products_at_serve_sim_and_serve_mcp_only(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import tomllib
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-real-key")  # never handed to a product
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://example.invalid")
-    server = {"command": "/py", "args": ["-m", "pushbench.cli", "serve-mcp", "--task", "t"], "env": {}}
-    argv, env = products.codex_launch(Path("/bin/codex"), "the task", server, "sim-base", "http://127.0.0.1:9",
-                                      tmp_path / "home")
-    cfg = tomllib.loads((Path(env["CODEX_HOME"]) / "config.toml").read_text())
-    provider = cfg["model_providers"][cfg["model_provider"]]
-    assert provider["wire_api"] == "responses" and provider["base_url"] == "http://127.0.0.1:9/v1"
-    mcp = cfg["mcp_servers"]["pushbench"]
-    assert mcp["command"] == "/py" and mcp["args"] == server["args"] and mcp["required"] is True
-    assert cfg["features"]["shell_tool"] is False and cfg["web_search"] == "disabled"
-    assert argv[-1] == "the task" and "read-only" in argv and "OPENAI_BASE_URL" not in env
-    argv, env = products.claude_launch(Path("/bin/claude"), "the task", tmp_path / "mcp.json", "sim-base",
-                                       "http://127.0.0.1:9", tmp_path / "home")
-    assert argv[argv.index("--tools") + 1] == "" and "--strict-mcp-config" in argv
-    assert argv[argv.index("--allowedTools") + 1].split(",") == [f"mcp__pushbench__{t}" for t in products.TASK_TOOLS]
-    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9" and env["ANTHROPIC_API_KEY"] == products.OFFLINE_KEY
-    assert env["HOME"] == str((tmp_path / "home").resolve()) and env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
-
 
 def test_a_missing_cli_is_a_clear_error_before_anything_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pushbench.harness.launcher import preflight
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(products, "AGENTS_DIR", tmp_path / "none")
-    monkeypatch.setattr(products.find_cli, "__defaults__", (tmp_path / "none",))
-    with pytest.raises(ValueError, match="make agents"):
-        preflight(EpisodePlan(find_task(TASK, ServerPaths()) if _data_ready() else None,  # type: ignore[arg-type]
-                              resolve_agent("codex"), "default", 10))
+    for name in builtin():
+        with pytest.raises(ValueError, match=f"make agents.*{builtin()[name].install.npm}"):
+            preflight(EpisodePlan(find_task(TASK, ServerPaths()) if _data_ready() else None,  # type: ignore[arg-type]
+                                  resolve_agent(name), "default", 10))

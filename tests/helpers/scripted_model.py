@@ -1,9 +1,10 @@
 """A scripted model endpoint for the agent-product tests: ``python scripted_model.py PORT CALLS_JSON``.
 
-It speaks serve-sim's Anthropic Messages and OpenAI Responses APIs (the same translation
-modules) but answers from a script instead of SimLM: the n-th request whose history holds n-1
-tool results gets the n-th call of ``CALLS_JSON`` (``[[tool, {args}], ...]``, tools by bare name,
-sent under the product's MCP name), then a text reply. Used to make a real product send hostile
+It speaks serve-sim's chat-completions, Anthropic Messages, OpenAI Responses and Gemini APIs (the
+same translation modules) but answers from a script instead of SimLM: the n-th request whose
+history holds n-1 tool results gets the n-th call of ``CALLS_JSON`` (``[[tool, {args}], ...]``,
+tools by bare name, sent under the product's MCP name), then a text reply; a request without
+the task's tools (a title request) gets a text reply. Used to make a real product send hostile
 arguments to the MCP server.
 """
 
@@ -19,8 +20,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
 from pushbench import serve_sim_anthropic as anthropic_api
+from pushbench import serve_sim_gemini as gemini_api
 from pushbench import serve_sim_responses as responses_api
-from pushbench.serve_sim_product import task_view
+from pushbench.serve_sim_product import merge_user_turns, task_view
+from pushbench.serve_sim_stream import completion_chunks, sse_events
 
 
 def completion(messages: list[dict[str, Any]], tools: list[dict[str, Any]], script: list) -> dict[str, Any]:
@@ -33,7 +36,8 @@ def completion(messages: list[dict[str, Any]], tools: list[dict[str, Any]], scri
             {"id": f"call_{done}", "type": "function",
              "function": {"name": view.product_names[name], "arguments": json.dumps(args)}}]}
     finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return {"model": "sim-base", "choices": [{"message": message, "finish_reason": finish}],
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": "sim-base",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
@@ -64,6 +68,23 @@ def build(script: list) -> FastAPI:
         resp = responses_api.response(data, "scripted" * 4, body)
         if body.get("stream"):
             return StreamingResponse(responses_api.sse(responses_api.stream_events(resp)), media_type="text/event-stream")
+        return Response(orjson.dumps(resp), media_type="application/json")
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        data = completion(merge_user_turns(body["messages"]), body.get("tools") or [], script)
+        if body.get("stream"):
+            return StreamingResponse(sse_events(completion_chunks(data, True)), media_type="text/event-stream")
+        return Response(orjson.dumps(data), media_type="application/json")
+
+    @app.post("/v1beta/models/{target}")
+    async def gemini(target: str, request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        data = completion(gemini_api.chat_messages(body), gemini_api.chat_tools(body.get("tools") or []), script)
+        resp = gemini_api.response(data, "scripted" * 4)
+        if target.endswith(":streamGenerateContent"):
+            return StreamingResponse(gemini_api.sse(gemini_api.stream_chunks(resp)), media_type="text/event-stream")
         return Response(orjson.dumps(resp), media_type="application/json")
 
     return app

@@ -1,7 +1,8 @@
 """Black-box agents at N = 50/100, default vs checklist prompt (paper Fig. 5, Table 7).
 
-Rows of Claude Code or Codex CLI with a ``sim/`` model are real agent products driven by SimLM
-(``make agents-grid``); their tables carry a ``kind`` column saying so.
+Rows of a declared agent product (Claude Code, Codex CLI, opencode, Gemini CLI, ...) with a
+``sim/`` model are real agent products driven by SimLM (``make agents-grid``); their tables carry
+a ``kind`` column saying so.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pushbench.analysis.flags import from_rates
 from pushbench.figures import label_models, model_order
 from pushbench.harness.grid import checklist_deltas
 from pushbench.harness.launcher import STANDIN_PREFIX
-from pushbench.harness.products import PRODUCTS
+from pushbench.harness.declaration import builtin
 
 
 PRODUCT_KIND = "real agent product driven by SimLM"
@@ -22,7 +23,7 @@ STANDIN_KIND = "stand-in (MCP client driven by SimLM)"
 
 
 def agent_kind(agent: str, model: str) -> str:
-    if agent in PRODUCTS and str(model).startswith("sim/"):
+    if agent in builtin() and str(model).startswith("sim/"):
         return PRODUCT_KIND
     if agent.startswith(STANDIN_PREFIX):
         return STANDIN_KIND
@@ -32,7 +33,7 @@ def agent_kind(agent: str, model: str) -> str:
 def with_kind(table: pd.DataFrame) -> pd.DataFrame:
     """A ``kind`` column after ``agent`` when real agent products are among the rows (tables of
     stand-in rows alone stay as they were)."""
-    if table.empty or not table.agent.isin(list(PRODUCTS)).any():
+    if table.empty or not table.agent.isin(list(builtin())).any():
         return table
     kinds = [agent_kind(a, m) for a, m in zip(table.agent, table.model)]
     return table.assign(kind=kinds)[["agent", "kind", *[c for c in table.columns if c != "agent"]]]

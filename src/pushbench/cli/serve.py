@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from pushbench.cli.base import UserError
@@ -17,12 +19,17 @@ def serve_sim(host: str = typer.Option("127.0.0.1", help="Address to listen on."
               seed: int = typer.Option(0, help="Seed of the fault draws."),
               policy_seed: int = typer.Option(0, min=0, help="SimLM's request seed for agent products "
                                               "(/v1/messages, /v1/responses send none)."),
+              tool_prefix: Optional[list[str]] = typer.Option(
+                  None, help="An agent product's prefix for the task's MCP tools (e.g. mcp__pushbench__, "
+                  "pushbench_); repeatable. Default: every prefix ending in _ is tried."),
               log_level: str = typer.Option("warning", help="uvicorn log level.")) -> None:
-    """Serve SimLM as /v1/chat/completions, /v1/responses (OpenAI) and /v1/messages (Anthropic) (models sim-mini, sim-base, ...)."""
+    """Serve SimLM as /v1/chat/completions, /v1/responses (OpenAI), /v1/messages (Anthropic) and
+    /v1beta/models/<model>:generateContent (Gemini) (models sim-mini, sim-base, ...)."""
     from pushbench.serve_sim import ServeConfig, serve
 
     try:
-        settings = ServeConfig(fault_rate, malformed_rate, fault_delay, retry_after, seed, policy_seed)
+        settings = ServeConfig(fault_rate, malformed_rate, fault_delay, retry_after, seed, policy_seed,
+                               tuple(tool_prefix or ()))
     except ValueError as err:
         raise UserError(str(err)) from None
     levels = ("critical", "error", "warning", "info", "debug", "trace")

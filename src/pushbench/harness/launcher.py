@@ -19,13 +19,14 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pushbench import config
+from pushbench.harness import declaration as declarations
 from pushbench.harness import products
-from pushbench.harness.products import PRODUCTS
+from pushbench.harness.declaration import Declaration
 from pushbench.harness.processes import GRACE_SECONDS, stop_group
 from pushbench.harness.prompts import render_prompt
 from pushbench.harness.zygote import ENTRY_POINTS
@@ -37,8 +38,7 @@ from pushbench.verifier import hidden_path
 SERVER_KEY = "pushbench"
 STANDIN_PREFIX = "standin-"
 DEFAULT_SIM_MODEL = "sim-base"
-_PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|mcp_config|mcp_url|python|task|seed|"
-                          r"server_command_toml|server_args_toml)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -48,13 +48,32 @@ class AgentSpec:
     name: str
     command: str
     model: str
-    product: str | None = None  # a real agent product (harness/products.py), driven by serve-sim
-    sim_model: str | None = None  # the serve-sim model it talks to (sim-base, ...)
+    product: str | None = None  # a declared agent product (harness/agents/*.yaml or a file), driven by serve-sim
+    sim_model: str | None = None  # the serve-sim model it talks to (sim-base, ...); None: no serve-sim
+    declaration: Declaration | None = field(default=None, compare=False)  # the product's, by its name
+    pass_env: tuple[str, ...] = ()  # inherited variables passed through although provider variables are dropped
+
+    @property
+    def memory(self) -> str:
+        # An agent driven by serve-sim keeps its own context (its compaction), so it is the row's
+        # memory; this also keeps claude-code/sim-base and standin-sim-base episodes apart.
+        return self.name if self.sim_model else "agent"
+
+
+def sim_model_name(text: str | None, who: str) -> tuple[str, str]:
+    """(serve-sim model, the rows' model ``sim/<profile>``) for ``sim-<profile>`` (default sim-base)."""
+    from pushbench.serve_sim import MODELS as SIM_MODELS  # FastAPI: only for agents behind serve-sim
+
+    name = text or DEFAULT_SIM_MODEL
+    if name not in SIM_MODELS:
+        raise ValueError(f"unknown model {name!r} for {who}; serve-sim has {', '.join(SIM_MODELS)}")
+    return name, "sim/" + SIM_MODELS[name]
 
 
 def resolve_agent(text: str) -> AgentSpec:
-    """``standin-sim-<profile>``, a product (``claude-code``, ``codex``, optionally
-    ``/sim-<profile>``, default sim-base) or ``NAME=COMMAND``."""
+    """``standin-sim-<profile>``, a declared product (a built-in name such as ``claude-code``, or
+    a declaration file ``path.yaml``; optionally ``/sim-<profile>``, default sim-base) or
+    ``NAME=COMMAND``."""
     name, sep, command = text.partition("=")
     name = name.strip()
     if sep:
@@ -64,16 +83,15 @@ def resolve_agent(text: str) -> AgentSpec:
     if name.startswith(STANDIN_PREFIX + "sim-") and len(name) > len(STANDIN_PREFIX) + 4:
         model = "sim/" + name[len(STANDIN_PREFIX) + 4:]
         return AgentSpec(name, f"{{python}} -m pushbench.harness.standin --model {model}", model)
-    product, _, sim_model = name.partition("/")
-    if product in PRODUCTS:
-        from pushbench.serve_sim import MODELS as SIM_MODELS  # FastAPI: only for the products
-
-        sim_model = sim_model or DEFAULT_SIM_MODEL
-        if sim_model not in SIM_MODELS:
-            raise ValueError(f"unknown model {sim_model!r} for {product}; serve-sim has {', '.join(SIM_MODELS)}")
-        return AgentSpec(product, "", "sim/" + SIM_MODELS[sim_model], product, sim_model)
-    raise ValueError(f"unknown agent {text!r}: use standin-sim-<profile>, {', '.join(PRODUCTS)} "
-                     "(optionally /sim-<profile>), or NAME=COMMAND")
+    product, sim = name, None
+    if "/" in name and name.rsplit("/", 1)[1].startswith("sim-"):
+        product, sim = name.rsplit("/", 1)
+    declared = declarations.find(product)
+    if declared is None:
+        raise ValueError(f"unknown agent {text!r}: use standin-sim-<profile>, {', '.join(declarations.builtin())} "
+                         "or a declaration file (.yaml) (optionally /sim-<profile>), or NAME=COMMAND")
+    sim_model, model = sim_model_name(sim, declared.name)
+    return AgentSpec(declared.name, "", model, declared.name, sim_model, declared)
 
 
 @dataclass(frozen=True)
@@ -90,10 +108,7 @@ class EpisodePlan:
 
     @property
     def spec(self) -> EpisodeSpec:
-        # A product keeps its own context (its compaction), so it is the row's memory; this also
-        # keeps claude-code/sim-base, codex/sim-base and standin-sim-base episodes apart.
-        memory = self.agent.product or "agent"
-        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, memory, self.agent.model,
+        return EpisodeSpec("reposcan", self.task.task_id, self.prompt, self.agent.memory, self.agent.model,
                            "blackbox", self.seed)
 
 
@@ -117,9 +132,17 @@ def mcp_config(plan: EpisodePlan, log_dir: Path, url: str | None) -> dict[str, A
     if url is not None:
         return {"mcpServers": {SERVER_KEY: {"type": "http", "url": url}}}
     argv = server_argv(plan, log_dir)
-    # products start stdio servers with a minimal environment; the server needs the same package
+    return {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": server_env()}}}
+
+
+def server_env() -> dict[str, str]:
+    """What a stdio server needs from the environment an agent starts it with: products start it
+    with a minimal one, in the agent's working folder (outside the checkout), so it gets the
+    package path and the project root (its search-index cache is the project's data/tmp/)."""
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
-    return {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": argv[0], "args": argv[1:], "env": env}}}
+    if config.FOUND is not None:
+        env["PUSHBENCH_ROOT"] = str(config.FOUND)
+    return env
 
 
 def substitute(template: str, values: dict[str, str]) -> list[str]:
@@ -206,33 +229,42 @@ def _toml_array(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
 
-def placeholder_values(plan: EpisodePlan, folder: Path, prompt: str, url: str | None) -> dict[str, str]:
+def placeholder_values(plan: EpisodePlan, folder: Path, prompt: str, url: str | None,
+                       sim_url: str | None = None) -> dict[str, Any]:
     argv = server_argv(plan, folder / "server")
-    return {"prompt": prompt, "prompt_file": str((folder / "prompt.txt").resolve()),
-            "mcp_config": str((folder / "mcp.json").resolve()), "mcp_url": url or "",
-            "python": sys.executable, "task": plan.task.task_id,
-            "seed": str(plan.spec.policy_seed(int(config.params("seed")))),
-            "server_command_toml": json.dumps(argv[0]), "server_args_toml": _toml_array(argv[1:])}
+    values: dict[str, Any] = {
+        "prompt": prompt, "prompt_file": str((folder / "prompt.txt").resolve()),
+        "mcp_config": str((folder / "mcp.json").resolve()), "mcp_url": url or "", "python": sys.executable,
+        "task": plan.task.task_id, "seed": str(plan.spec.policy_seed(int(config.params("seed")))),
+        "server_command_toml": json.dumps(argv[0]), "server_args_toml": _toml_array(argv[1:]),
+        "home": str((folder / "home").resolve()), "workdir": str((folder / "workdir").resolve()),
+        "server_command": argv[0], "server_args": argv[1:], "server_argv": argv, "server_env": server_env(),
+        "model": plan.agent.sim_model or "", "sim_url": sim_url or ""}
+    if plan.agent.declaration is not None:
+        values["cli"] = str(products.find_cli(plan.agent.declaration))
+    return values
 
 
-def agent_env(values: dict[str, str], folder: Path) -> dict[str, str]:
-    env = dict(os.environ)
+def agent_env(plan: EpisodePlan, values: dict[str, Any], folder: Path) -> dict[str, str]:
+    """A private HOME, no inherited provider variables (but ``--pass-env``'s), and the episode's
+    ``PUSHBENCH_*`` values."""
+    drop = tuple(plan.agent.declaration.clear_env) if plan.agent.declaration else ()
+    env = products.base_env(folder / "home", drop, plan.agent.pass_env)
     env.update({"PUSHBENCH_PROMPT": values["prompt"], "PUSHBENCH_MCP_CONFIG": values["mcp_config"],
                 "PUSHBENCH_MCP_URL": values["mcp_url"], "PUSHBENCH_TASK": values["task"],
-                "PUSHBENCH_SEED": values["seed"],
+                "PUSHBENCH_SEED": values["seed"], "PUSHBENCH_SIM_URL": values["sim_url"],
+                "PUSHBENCH_MODEL": values["model"],
                 "PUSHBENCH_AGENT_REPORT": str((folder / "report.json").resolve())})
     return env
 
 
-def product_launch(plan: EpisodePlan, folder: Path, prompt: str, sim_url: str) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment of a real agent product for this episode (harness/products.py)."""
-    product = PRODUCTS[str(plan.agent.product)]
-    cli = products.find_cli(product)
-    entry = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))["mcpServers"][SERVER_KEY]
-    home, model = folder / "home", str(plan.agent.sim_model)
-    if product.name == "claude-code":
-        return products.claude_launch(cli, prompt, folder / "mcp.json", model, sim_url, home)
-    return products.codex_launch(cli, prompt, entry, model, sim_url, home)
+def agent_launch(plan: EpisodePlan, folder: Path, values: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The agent's argv and environment: from its declaration, else its command template."""
+    env = agent_env(plan, values, folder)
+    if plan.agent.declaration is not None:
+        return products.launch(plan.agent.declaration, values, folder, env, SERVER_KEY)
+    text = {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+    return via_zygote(plan, substitute(plan.agent.command, text)), env
 
 
 @dataclass
@@ -248,18 +280,26 @@ def preflight(plan: EpisodePlan) -> None:
     """Fail before launching anything when the server could not start for this task."""
     if plan.transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {plan.transport!r}; use stdio or http")
-    if plan.agent.product:
-        products.find_cli(PRODUCTS[plan.agent.product])  # installed by `make agents`, never here
-        if plan.agent.product == "codex" and plan.transport != "stdio":
-            raise ValueError("the codex recipe serves the MCP server over stdio; use --transport stdio")
+    declared = plan.agent.declaration
+    if declared is not None:
+        products.find_cli(declared)  # installed by `make agents`, never here
+        if plan.transport not in declared.transports:
+            raise ValueError(f"{declared.name} declares MCP entries for {', '.join(declared.transports)} only; "
+                             f"use --transport {declared.transports[0]}")
     if not (Path(plan.snapshot_root) / plan.task.repo).is_dir():
         raise ValueError(f"snapshot {plan.task.repo!r} is not extracted under {plan.snapshot_root}")
     if not hidden_path("reposcan", plan.task.task_id, Path(plan.data_root) / "hidden").is_file():
         raise ValueError(f"no hidden answers for {plan.task.task_id}; build the manifests first")
 
 
+def _prefixes(plan: EpisodePlan) -> tuple[str, ...]:
+    declared = plan.agent.declaration
+    return (declared.tool_prefix(SERVER_KEY),) if declared is not None else ()
+
+
 def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
-    """Prepare the folder, run the agent (and, over HTTP, the server), score from the log."""
+    """Prepare the folder, run the agent (and, over HTTP, the server; with a model, serve-sim),
+    score from the log."""
     preflight(plan)
     started = time.perf_counter()
     (folder / "workdir").mkdir(parents=True, exist_ok=True)
@@ -278,12 +318,10 @@ def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
             wait_for_port(port, server, timeout=60)
         (folder / "mcp.json").write_text(json.dumps(mcp_config(plan, log_dir, url), indent=1) + "\n",
                                          encoding="utf-8")
-        values = placeholder_values(plan, folder, prompt, url)
-        if plan.agent.product:
-            sim = products.start_sim(free_port(), int(values["seed"]), folder)
-            argv, env = product_launch(plan, folder, prompt, sim.url)
-        else:
-            argv, env = via_zygote(plan, substitute(plan.agent.command, values)), agent_env(values, folder)
+        seed = int(plan.spec.policy_seed(int(config.params("seed"))))
+        if plan.agent.sim_model:
+            sim = products.start_sim(free_port(), seed, folder, tool_prefixes=_prefixes(plan))
+        argv, env = agent_launch(plan, folder, placeholder_values(plan, folder, prompt, url, sim and sim.url))
         code, timed_out = run_process(argv, env, folder / "workdir", plan.timeout, folder)
         if server is None:
             reap_server(log_dir)

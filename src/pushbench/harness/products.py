@@ -1,17 +1,17 @@
-"""The real agent products, Claude Code and Codex CLI, run offline with SimLM as their model.
+"""Real agent products run offline with SimLM as their model, each from its declaration.
 
-``make agents`` installs the pinned CLIs from the npm registry into ``.agents/``; nothing is
-installed at run time. Per episode the harness starts a local ``serve-sim`` (SimLM behind the
-Anthropic Messages and OpenAI Responses APIs), points the product at it and at ``serve-mcp``,
-and gives it a private HOME (and CODEX_HOME) inside the episode folder, so no user settings,
-credentials or sessions are read or written. The products' own file and shell tools are off,
-telemetry, update checks and other non-essential traffic too. The flags fit the versions in
-``PRODUCTS`` (checked by running them here); other versions may need other flags.
+``pushbench agent install`` (``make agents``) installs each declared product's pinned npm package
+into ``.agents/<name>/``; nothing is installed at run time. Per episode the harness starts a local
+``serve-sim`` (SimLM behind the chat-completions, Messages, Responses and Gemini APIs, told the
+product's tool prefix), writes the product's config files from its declaration, and starts it
+with a private HOME inside the episode folder and an environment without inherited provider
+variables, so no user settings, credentials or sessions are read or written. What each product
+needs (flags, config, denied tools) is in ``harness/agents/<name>.yaml``; the flags fit the
+versions declared there (checked by running them here); other versions may need other flags.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -22,108 +22,117 @@ from pathlib import Path
 from typing import Any
 
 from pushbench import config
+from pushbench.harness.declaration import Declaration, file_text, render
 from pushbench.harness.processes import stop_group
 
-AGENTS_DIR = config.ROOT / ".agents"  # `make agents` installs here (git-ignored)
+AGENTS_DIR = config.ROOT / ".agents"  # `pushbench agent install` installs here (git-ignored)
 OFFLINE_KEY = "sk-pushbench-offline-not-a-key"
-SERVER_KEY = "pushbench"
 TASK_TOOLS = ("search", "submit", "status", "final")
-# Claude Code's built-in tools, denied as well as left out (--tools ""), in case one is added back
-CLAUDE_BUILTINS = "Bash,Read,Edit,Write,Glob,Grep,WebFetch,WebSearch,Task,NotebookEdit,TodoWrite"
-# Codex features that bring tools other than the MCP server's (its shell, sub-agents, apps, ...)
-CODEX_FEATURES_OFF = ("shell_tool", "unified_exec", "shell_snapshot", "multi_agent", "goals", "apps", "plugins",
-                      "image_generation", "browser_use", "computer_use", "view_image", "tool_suggest",
-                      "skill_mcp_dependency_install", "in_app_updates", "remote_plugin", "memories")
-# inherited variables that could point a product at a real service or real credentials
-DROPPED_ENV = ("ANTHROPIC_", "OPENAI_", "CODEX_", "CLAUDE_", "AWS_", "GOOGLE_", "AZURE_")
+# inherited variables that could point an agent at a real service or real credentials
+DROPPED_ENV = ("ANTHROPIC_", "OPENAI_", "CODEX_", "CLAUDE_", "OPENCODE_", "GEMINI_", "GOOGLE_", "VERTEX",
+               "AWS_", "AZURE_", "OPENROUTER_", "MISTRAL_", "GROQ_", "DEEPSEEK_", "XAI_", "TOGETHER_", "COHERE_",
+               "LITELLM_", "OLLAMA_", "HF_", "HUGGING")
+LOCAL = "127.0.0.1,localhost"
 
 
-@dataclass(frozen=True)
-class Product:
-    name: str
-    binary: str
-    package: str
-    version: str
+def cli_path(declaration: Declaration, root: Path | None = None) -> Path:
+    return (root or AGENTS_DIR) / declaration.name / "node_modules" / ".bin" / declaration.binary
 
 
-PRODUCTS = {
-    "claude-code": Product("claude-code", "claude", "@anthropic-ai/claude-code", "2.1.328"),
-    "codex": Product("codex", "codex", "@openai/codex", "0.169.0"),
-}
-
-
-def find_cli(product: Product, root: Path = AGENTS_DIR) -> Path:
-    """The product's CLI from ``make agents`` (``.agents/``), else from PATH."""
-    local = root / "node_modules" / ".bin" / product.binary
+def find_cli(declaration: Declaration, root: Path | None = None) -> Path:
+    """The product's executable from ``pushbench agent install`` (``.agents/<name>/``), else PATH."""
+    local = cli_path(declaration, root)
     if local.is_file():
         return local
-    found = shutil.which(product.binary)
+    found = shutil.which(declaration.binary)
     if found:
         return Path(found)
-    raise ValueError(f"{product.binary!r} ({product.package}) is not installed: run `make agents` "
-                     f"(installs {product.package}@{product.version} into .agents/)")
+    pin = f" (installs {declaration.install.npm}@{declaration.install.version} into .agents/{declaration.name}/)" \
+        if declaration.install else ""
+    raise ValueError(f"{declaration.binary!r} ({declaration.name}) is not installed: run `make agents`{pin}")
 
 
-def base_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV)}
+def base_env(home: Path, drop: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> dict[str, str]:
+    """The inherited environment without provider variables (but ``keep``'s names), with a
+    private HOME and local addresses exempt from any proxy."""
+    dropped = DROPPED_ENV + tuple(drop)
+    env = {k: v for k, v in os.environ.items() if k in keep or not k.startswith(dropped)}
     home.mkdir(parents=True, exist_ok=True)
     env.update({"HOME": str(home.resolve()), "XDG_CONFIG_HOME": str((home / ".config").resolve()),
-                "XDG_CACHE_HOME": str((home / ".cache").resolve()), "NO_COLOR": "1",
+                "XDG_CACHE_HOME": str((home / ".cache").resolve()),
+                "XDG_DATA_HOME": str((home / ".local" / "share").resolve()),
+                "XDG_STATE_HOME": str((home / ".local" / "state").resolve()), "NO_COLOR": "1",
                 "DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"})
+    for name in ("NO_PROXY", "no_proxy"):
+        env[name] = ",".join(p for p in (env.get(name), LOCAL) if p)
     return env
 
 
-def claude_launch(cli: Path, prompt: str, mcp_json: Path, model: str, sim_url: str,
-                  home: Path) -> tuple[list[str], dict[str, str]]:
-    tools = ",".join(f"mcp__{SERVER_KEY}__{t}" for t in TASK_TOOLS)
-    argv = [str(cli), "-p", prompt, "--tools", "", "--mcp-config", str(mcp_json.resolve()),
-            "--strict-mcp-config", "--allowedTools", tools, "--disallowedTools", CLAUDE_BUILTINS,
-            "--model", model, "--no-session-persistence", "--output-format", "json"]
-    env = base_env(home)
-    env.update({"ANTHROPIC_BASE_URL": sim_url, "ANTHROPIC_API_KEY": OFFLINE_KEY,
-                "CLAUDE_CONFIG_DIR": str((home / ".claude").resolve()),
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                "DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1",
-                "MCP_TIMEOUT": "60000"})  # the MCP server loads the task's code index first
-    return argv, env
+def product_values(declaration: Declaration, server: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The declaration's own placeholders beside the episode's: tool names, denied tools and the
+    MCP entry for the episode's transport."""
+    prefix = declaration.tool_prefix(server)
+    task_tools = [prefix + tool for tool in TASK_TOOLS]
+    out = {**values, "server": server, "api_key": OFFLINE_KEY, "task_tools": task_tools,
+           "task_tools_csv": ",".join(task_tools), "deny_tools": list(declaration.deny_tools),
+           "deny_tools_csv": ",".join(declaration.deny_tools),
+           "deny_tools_off": dict.fromkeys(declaration.deny_tools, False)}
+    transport = "http" if values.get("mcp_url") else "stdio"
+    out["mcp_entry"] = render(declaration.mcp[transport], out)
+    return out
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in sorted(value.items())) + " }"
-    return json.dumps(value)
+def write_files(declaration: Declaration, values: dict[str, Any], folder: Path) -> None:
+    """The product's config files, each inside the episode folder."""
+    inside = folder.resolve()
+    for spec in declaration.files:
+        path = Path(render(spec.path, values)).resolve()
+        if not path.is_relative_to(inside):
+            raise ValueError(f"{declaration.name}: the file {spec.path!r} is outside the episode folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(file_text(render(spec.content, values), spec.format), encoding="utf-8")
 
 
-def codex_config(model: str, sim_url: str, server: dict[str, Any]) -> str:
-    """Codex's config.toml: the serve-sim provider (Responses API), the MCP server, tools off."""
-    lines = [f"model = {_toml(model)}", 'model_provider = "pushbench-sim"', 'approval_policy = "never"',
-             'sandbox_mode = "read-only"', 'web_search = "disabled"', "check_for_update_on_startup = false",
-             "", "[analytics]", "enabled = false", "", "[features]",
-             *(f"{name} = false" for name in CODEX_FEATURES_OFF), "",
-             "[model_providers.pushbench-sim]", 'name = "serve-sim (SimLM, not a real model)"',
-             f"base_url = {_toml(sim_url + '/v1')}", 'wire_api = "responses"', "", f"[mcp_servers.{SERVER_KEY}]",
-             f"command = {_toml(server['command'])}", f"args = {_toml(server['args'])}",
-             f"env = {_toml(server.get('env') or {})}",
-             "required = true",  # without it Codex 0.169 sends its first request before the tools are listed
-             "startup_timeout_sec = 60", "tool_timeout_sec = 120",
-             'default_tools_approval_mode = "approve"']  # MCP calls otherwise need an approval exec cannot give
-    return "\n".join(lines) + "\n"
+def launch(declaration: Declaration, values: dict[str, Any], folder: Path, env: dict[str, str],
+           server: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of the product for this episode, its config files written."""
+    filled = product_values(declaration, server, values)
+    write_files(declaration, filled, folder)
+    argv = [str(a) for a in render(declaration.command, filled)]
+    return argv, {**env, **{k: str(v) for k, v in render(declaration.env, filled).items()}}
 
 
-def codex_launch(cli: Path, prompt: str, server: dict[str, Any], model: str, sim_url: str,
-                 home: Path) -> tuple[list[str], dict[str, str]]:
-    codex_home = home / ".codex"
-    codex_home.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(codex_config(model, sim_url, server), encoding="utf-8")
-    argv = [str(cli), "exec", "--skip-git-repo-check", "--ephemeral", "--ignore-rules", "--color", "never",
-            "--sandbox", "read-only", "--json", prompt]
-    env = base_env(home)
-    env["CODEX_HOME"] = str(codex_home.resolve())
-    return argv, env
+# --------------------------------------------------------------------------- installing
+
+def install(declaration: Declaration, root: Path | None = None) -> str:
+    """Install the pinned npm package into ``.agents/<name>/`` and return the version it reports."""
+    if declaration.install is None:
+        raise ValueError(f"{declaration.name} declares no npm package; install {declaration.binary!r} yourself")
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ValueError("installing the agent products needs npm (Node.js 20 or later)")
+    prefix = (root or AGENTS_DIR) / declaration.name
+    spec = f"{declaration.install.npm}@{declaration.install.version}"
+    done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-save", "--no-package-lock", "--no-fund",
+                           "--no-audit", "--loglevel=error", spec], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ValueError(f"npm could not install {spec}: {' '.join(done.stderr.split())[-300:]}")
+    return installed_version(declaration, root)
+
+
+def installed_version(declaration: Declaration, root: Path | None = None) -> str:
+    """What the installed CLI says its version is; a ValueError if it is not the pinned one."""
+    cli = find_cli(declaration, root)
+    home = (root or AGENTS_DIR) / declaration.name / "home"  # no user settings read while asking
+    try:
+        done = subprocess.run([str(cli), *declaration.version_args], capture_output=True, text=True, timeout=120,
+                              env=base_env(home), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ValueError(f"{cli} {' '.join(declaration.version_args)} failed: {err}") from None
+    said = (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else ""
+    if declaration.install and declaration.install.version not in said:
+        raise ValueError(f"{cli} reports {said!r}, not the declared {declaration.install.version}")
+    return said
 
 
 # --------------------------------------------------------------------------- serve-sim per episode
@@ -141,15 +150,15 @@ class SimProcess:
             stats = httpx.get(self.url + "/sim/stats", timeout=10).json()
         except (httpx.HTTPError, ValueError):
             return {}
-        calls = int(stats.get("messages", 0)) + int(stats.get("responses", 0))
-        return {"llm_calls": calls, "input_tokens": int(stats.get("input_tokens", 0)),
+        return {"llm_calls": int(stats.get("completions", 0)), "input_tokens": int(stats.get("input_tokens", 0)),
                 "output_tokens": int(stats.get("output_tokens", 0))}
 
 
-def start_sim(port: int, seed: int, folder: Path, timeout: float = 60) -> SimProcess:
+def start_sim(port: int, seed: int, folder: Path, timeout: float = 60,
+              tool_prefixes: tuple[str, ...] = ()) -> SimProcess:
     """``serve-sim`` on 127.0.0.1:port in its own process group; waits until it answers."""
     argv = [sys.executable, "-m", "pushbench.cli", "serve-sim", "--host", "127.0.0.1", "--port", str(port),
-            "--policy-seed", str(seed)]
+            "--policy-seed", str(seed), *(a for p in tool_prefixes for a in ("--tool-prefix", p))]
     with open(folder / "serve-sim.stderr", "wb") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
