@@ -179,9 +179,15 @@ class SweMind(UnitMind):
                 names += [n for n in test_suspects(seen, test_frame.line) if n not in names]
         for cap in (TRIES_PER_FUNCTION, None):  # a few tries per suspect first, then the rest
             action = self._next_try(unit, names, evidence, ctx, tried, attempt, cap)
+            if action is None and cap is not None:
+                action = self._reconsider(unit, names, ctx)
             if action is not None:
                 return action
         return "submit", {"unit": unit}  # out of ideas: have it verified anyway
+
+    def _reconsider(self, unit: str, names: list[Any], ctx: Recall) -> tuple[str, dict[str, Any]] | None:
+        """Between the first few tries per suspect and the rest: a subclass's second thought (None: none)."""
+        return None
 
     def _next_try(self, unit: str, names: list[Any], evidence: Evidence, ctx: Recall, tried: set[tuple[str, str, str]],
                   attempt: int, cap: int | None) -> tuple[str, dict[str, Any]] | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pushbench.tasks.swe.reader import Evidence, read_failure
 from pushbench.tasks.swe.pool import open_workspace, release
-from pushbench.tasks.swe.runs import CheckRun, run_tests
+from pushbench.tasks.swe.runs import SHOWN_CHARS, CheckRun, run_tests
 from pushbench.tasks.swe.units import UnitFault, inject, reader_rank
 
 MAX_SHOWN = 4  # failing tests quoted in an issue; the rest are counted
@@ -105,35 +105,40 @@ class GroupCheck:
 
 
 def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
-                cache: Any = "default") -> GroupCheck:
-    """The union's run on each of the 2^k repair states, and the perfect reader's path."""
+                cache: Any = "default", context: tuple[UnitFault, ...] = (), shown: int = SHOWN_CHARS) -> GroupCheck:
+    """The union's run on each of the 2^k repair states, and the perfect reader's path. The group's
+    hunks may sit in several files; ``context`` faults (other issues of the same task) stay injected
+    in every state, as they are when the agent starts; ``shown`` is how much of a run the agent sees."""
     tests = list(union_tests(group))
     names = [u.unit for u in group]
+    paths = sorted({u.path for u in group})
     runs: dict[frozenset[str], CheckRun] = {}
-    texts: dict[frozenset[str], str] = {}
+    texts: dict[frozenset[str], dict[str, str]] = {}
     ws = open_workspace(group[0].repo, snapshot_root)
     try:
-        pristine = ws.read(group[0].path)
+        pristine = {path: ws.read(path) for path in sorted({u.path for u in (*group, *context)})}
         for size in range(len(group) + 1):
             for repaired in itertools.combinations(names, size):
                 state = frozenset(repaired)
-                ws.write(group[0].path, pristine)
-                inject(ws, [u for u in group if u.unit not in state])
-                texts[state] = ws.read(group[0].path)
+                for path, text in pristine.items():
+                    ws.write(path, text)
+                inject(ws, [*context, *(u for u in group if u.unit not in state)])
+                texts[state] = {path: ws.read(path) for path in paths}
                 runs[state] = run_tests(ws, tests, cache)
     finally:
         release(ws)
-    return GroupCheck(group, runs, reader_path(group, runs, texts))
+    return GroupCheck(group, runs, reader_path(group, runs, texts, shown))
 
 
 def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRun],
-                texts: dict[frozenset[str], str]) -> tuple[HunkStep, ...]:
+                texts: dict[frozenset[str], dict[str, str]], shown: int = SHOWN_CHARS) -> tuple[HunkStep, ...]:
     state: frozenset[str] = frozenset()
     steps: list[HunkStep] = []
     while len(state) < len(group):
-        evidence = first_failure(runs[state].shown())  # what the agent is shown
+        evidence = first_failure(runs[state].shown(shown))  # what the agent is shown
         ranked = [(rank, unit.unit) for unit in group if unit.unit not in state
-                  and (rank := reader_rank(evidence, texts[state], unit.path, unit.function, unit.edit())) is not None]
+                  and (rank := reader_rank(evidence, texts[state][unit.path], unit.path, unit.function,
+                                           unit.edit())) is not None]
         if not ranked:
             break
         rank, unit = min(ranked)

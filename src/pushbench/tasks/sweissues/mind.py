@@ -24,8 +24,11 @@ import numpy as np
 from pushbench.policies.base import Turn
 from pushbench.policies.sim.memory import ContextReader
 from pushbench.policies.sim.units import Recall
-from pushbench.tasks.swe.mind import TESTOUT, SweMind
+from pushbench.guidance import quoted_blocks
+from pushbench.tasks.swe.mind import FOUND, TESTOUT, SweMind
+from pushbench.tasks.swe.reader import function_block
 from pushbench.tasks.sweissues.issues import first_failure
+from pushbench.tasks.sweissues.recollect import hits, segments
 
 
 _PROGRESS = re.compile(r"^([.FEsxX]+)\s*\[\s*\d+%\]$")
@@ -40,6 +43,25 @@ def failing_positions(output: str) -> frozenset[int] | None:
 
 class SweIssuesMind(SweMind):
     objective_pattern = re.compile(r"Resolve (\d+) issue")
+
+    # --- reading memory output where it sits (recollect.py) ---------------------------------------
+    def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
+        super()._parse(reader, message, offset, step)
+        if message.get("role") == "system":  # core memory blocks: their quotations, where they sit
+            for block in quoted_blocks(str(message.get("content") or "")):
+                self.parse_quoted(reader, block, offset, step - reader.state.get("memory_turns", 0))
+
+    def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
+        super().parse_extra(reader, content, offset, step)
+        for segment in segments(content):  # raw tool output inside a memory's message
+            self._read_evidence(reader, segment, offset, step, quoted=True)
+
+    def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        super().parse_quoted(reader, text, offset, step)
+        searches = reader.state.setdefault("searches", [])
+        for query, path, line, code in hits(text):  # a search's hits quoted without their header
+            searches.append([(path, line, code)])
+            reader.facts.add(FOUND, offset, step, query, len(searches) - 1)
 
     def _read_evidence(self, reader: ContextReader, content: str, offset: int, step: int,  # type: ignore[override]
                        quoted: bool) -> None:
@@ -82,23 +104,43 @@ class SweIssuesMind(SweMind):
         if action[0] != "submit":
             return action
         kept = self._kept(unit)
-        if not kept:
-            return action
-        undo = {"path": kept[-1]["path"], "old": kept[-1]["new"], "new": kept[-1]["old"]}
-        backouts.append((undo["path"], undo["old"], undo["new"]))
+        return self._back_out(kept[-1]) if kept else action
+
+    def _back_out(self, kept: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        undo = {"path": kept["path"], "old": kept["new"], "new": kept["old"]}
+        self.reader.state.setdefault("backouts", []).append((undo["path"], undo["old"], undo["new"]))
         return "edit", undo
 
+    def _reconsider(self, unit: str, names: list[Any], ctx: Recall) -> tuple[str, dict[str, Any]] | None:
+        """Its first tries at every suspect failed. One fault per function: if the failure still points
+        at a function where it kept an edit, that edit only silenced a symptom; it backs it out (the
+        first failure comes back, and it looks again) before trying the rest of the repairs."""
+        kept = self._kept(unit)
+        for name in (n for n in names if isinstance(n, str) and kept):
+            for path, _line in self._located(name, ctx) or []:
+                lines = self._lines(path, ctx)
+                block = function_block(lines, name)
+                if block is None:
+                    continue
+                body = {lines[n] for n in range(block[0], block[1] + 1) if n in lines}
+                for edit in reversed(kept):
+                    if edit["path"] == path and {edit["new"].split("\n")[-1], edit["old"].split("\n")[-1]} & body:
+                        return self._back_out(edit)
+        return None
+
     def _own_edits(self, unit: str) -> list[dict[str, Any]]:
-        """The repairs it counts as tried: those since its last back-out (earlier ones were tried on
-        a different file) and every edit it backed out."""
+        """The repairs it counts as tried: those since its last back-out (earlier ones were tried on a
+        different file), every edit it backed out, and the undoing of an edit it keeps (that is a
+        back-out, decided above, not a repair to try)."""
         edits = self.reader.state.get("edits", [])
         backouts = self.reader.state.get("backouts", [])
         marks = [i for i, e in enumerate(edits) if e["applied"] and not e.get("unit")
                  and (e["path"], e["old"], e["new"]) in backouts]
         since = marks[-1] + 1 if marks else 0
         undone = {(p, new, old) for p, old, new in backouts}
-        return [e for i, e in enumerate(edits) if e.get("unit") == unit
-                and (i >= since or (e["path"], e["old"], e["new"]) in undone)]
+        tried = [e for i, e in enumerate(edits) if e.get("unit") == unit
+                 and (i >= since or (e["path"], e["old"], e["new"]) in undone)]
+        return tried + [{**e, "old": e["new"], "new": e["old"]} for e in self._kept(unit)]
 
     def _kept(self, unit: str) -> list[dict[str, Any]]:
         """Its applied edits of ``unit`` that no later applied edit has undone, oldest first."""

@@ -1,0 +1,56 @@
+"""Earlier tool output where a memory puts it, as the issues mind reads it.
+
+Every memory shows old tool results in its own frame: ACG's decision view and the rolling summary
+quote them line by line (``| ``, read by ``guidance.quoted_blocks``), MemGPT's conversation search
+quotes them too, while LangGraph-store's retrieved items and MemGPT's archival passages hold the
+raw text under a header line (``(memory from step 12, tool)``, ``(1) passage 3:``). ``segments``
+finds a test run, a search result or a file region that starts anywhere but the first line of a
+message, up to the next header; the mind reads each as a quotation, where the message sits. ACG
+stores a search result's hits as units of their own, so a quoted block may be hits without their
+header: ``hits`` reads ``path:line: def name(`` lines as where ``name`` is defined.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pushbench.guidance import QUOTE_CUT, RETRIEVED_ITEM
+
+_HEAD = re.compile(r'^(?:(?:checker|submit) \S+: (?:FAIL|rejected)|search_files ".*": \d+ matching|'
+                   r"[\w./-]+ lines \d+-\d+ of \d+$)")
+_FRAME = re.compile(r"^(?:\[memory\]|\| |\|$|\(\d+\) (?:passage \d+|step -?\d+, \w+):$)")
+_HIT = re.compile(r"^([\w./-]+\.py):(\d+): (.*)$")
+_DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)\s*\(")
+
+
+def segments(content: str) -> list[str]:
+    """Tool outputs held in a message after its first line, each up to the next header or quotation
+    (a last line cut short by the memory, ending in " [...]", is dropped)."""
+    out: list[list[str]] = []
+    current: list[str] | None = None
+    for line in content.splitlines()[1:]:
+        if _HEAD.match(line):
+            current = [line]
+            out.append(current)
+        elif RETRIEVED_ITEM.match(line) or _FRAME.match(line):
+            current = None
+        elif current is not None:
+            current.append(line)
+    for segment in out:
+        if segment[-1].endswith(QUOTE_CUT) or segment[-1].endswith(" [...]"):
+            segment.pop()
+    return ["\n".join(s) for s in out if s]
+
+
+def hits(block: str) -> list[tuple[str, str, int, str]]:
+    """(query ``def name(``, path, line, text) for each line of a block made only of search hits that
+    show a definition; [] for any other block."""
+    lines = [line for line in block.splitlines() if line.strip()]
+    found = [m for line in lines if (m := _HIT.match(line))]
+    if not lines or len(found) != len(lines):
+        return []
+    out = []
+    for m in found:
+        if d := _DEF.match(m.group(3).strip()):
+            out.append((f"def {d.group(1)}(", m.group(1), int(m.group(2)), m.group(3)))
+    return out
