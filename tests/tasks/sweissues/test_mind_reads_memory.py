@@ -86,11 +86,12 @@ def feed(memory: Any, budget: int) -> list[dict[str, Any]]:
     return memory.render(budget)
 
 
-def acts(view: list[dict[str, Any]], tools: list[str] = TOOLS, want: tuple[str, dict[str, Any]] = ACTED) -> float:
-    """How often (over seeds) sim/base's next call is ``want``."""
+def acts(view: list[dict[str, Any]], tools: list[str] = TOOLS, want: tuple[str, dict[str, Any]] = ACTED,
+         profile: str = "base") -> float:
+    """How often (over seeds) the profile's next call is ``want`` (sim/base: bounded recall)."""
     hits = 0
     for seed in SEEDS:
-        turn = SimLM("base").act(view, schemas(tools), seed)
+        turn = SimLM(profile).act(view, schemas(tools), seed)
         hits += turn.call is not None and (turn.call.name, json.loads(turn.call.arguments or "{}")) == want
     return hits / len(SEEDS)
 
@@ -197,3 +198,68 @@ def test_the_perfect_reader_always_acts_on_the_view(profile: str) -> None:
     view = feed(ACGMemory(), 2_400)
     turn = SimLM(profile).act(view, schemas(TOOLS), 0)
     assert turn.call is not None and (turn.call.name, json.loads(turn.call.arguments)) == ACTED
+
+
+BEFORE = """checker I01: FAIL
+the issue's tests fail
+FF                                                                       [100%]
+=================================== FAILURES ===================================
+__________________ TestRequests.test_response_chunk_size_type __________________
+tests/test_requests.py:1453: in test_response_chunk_size_type
+    chunks = r.iter_content(None)
+src/requests/models.py:842: in iter_content
+    raise TypeError(
+E   TypeError: chunk_size must be an int, it is instead a <class 'NoneType'>.
+_______________ TestRequests.test_response_without_release_conn ________________
+tests/test_requests.py:2153: in test_response_without_release_conn
+    resp.close()
+src/requests/models.py:1037: in close
+    release_conn()
+E   TypeError: 'NoneType' object is not callable
+2 failed"""
+AFTER = """checker I01: FAIL
+the issue's tests fail
+.F                                                                       [100%]
+=================================== FAILURES ===================================
+_______________ TestRequests.test_response_without_release_conn ________________
+tests/test_requests.py:2153: in test_response_without_release_conn
+    resp.close()
+src/requests/models.py:1037: in close
+    release_conn()
+E   TypeError: 'NoneType' object is not callable
+1 failed, 1 passed"""
+OLD, NEW = ("            raise StreamConsumedError()\n        elif chunk_size is None and not isinstance(chunk_size, int):",
+            "            raise StreamConsumedError()\n        elif chunk_size is not None and not isinstance(chunk_size, int):")
+EDIT = {"path": "src/requests/models.py", "old": OLD, "new": NEW, "unit": "I01"}
+PAGE = "src/requests/api.py lines 1-250 of 300\n" + "\n".join(f"{n:5d}| # line {n} of a long module docstring, read "
+                                                            "in full" for n in range(1, 251))
+EDITED = ("edit: src/requests/models.py changed at line 840; the new text reads:\n  840|             raise "
+          "StreamConsumedError()\n  841|         elif chunk_size is not None and not isinstance(chunk_size, int):")
+
+
+def test_a_dated_run_in_the_acg_view_tells_a_good_edit_from_a_wrong_one() -> None:
+    """The run before its edit is only in ACG's view (with its step): the run after shows one failure
+    fewer, so it keeps the edit and turns to the next symptom. Without the view it cannot tell, and
+    backs the edit out. (sim/perfect: full recall, so only what the view says decides.)"""
+    memory = ACGMemory()
+    memory.start(SYSTEM_PROMPT, TASK)
+    memory.bind_requirements([Requirement(f"hunk:{i}", f"I01: hunk {i}", "hunk") for i in (1, 2)])
+    turns = [("list_units", {}, LISTING, []), ("run_tests", {"unit": "I01"}, BEFORE, ["hunk:1", "hunk:2"]),
+             ("search_files", {"query": "def iter_content("},
+              'search_files "def iter_content(": 1 matching line\nsrc/requests/models.py:799:     def iter_content(self, chunk_size=1, decode_unicode=False):', []),
+             ("read_file", {"path": "src/requests/api.py", "start": 1, "end": 250}, PAGE, []),
+             ("edit", EDIT, EDITED, ["hunk:1", "hunk:2"]), ("run_tests", {"unit": "I01"}, AFTER, ["hunk:1", "hunk:2"])]
+    for step, (name, args, text, reqs) in enumerate(turns, 1):
+        memory.ingest(Event(step, "action", call(name, args, step)))
+        memory.ingest(Event(step, "observation", result(text, step),
+                            {"tool": name, "arguments": args, "call_id": f"call_{step}", "requirements": reqs}))
+    view = memory.render(6_000)  # the recent history keeps the edit and the run after it
+    assert str(view[2]["content"]).startswith("[memory] Decision view at step 6")
+    assert "| FF " in view[2]["content"] and not any("FF " in str(m.get("content")) for m in view[3:])
+    assert any(m.get("tool_calls") and m["tool_calls"][0]["function"]["name"] == "edit" for m in view[3:])
+    keep = ("search_files", {"query": "def close("})
+    revert = ("edit", {"path": "src/requests/models.py", "old": NEW, "new": OLD})
+    assert acts(view, want=keep, profile="perfect") == 1
+    control = without_fact(view, 2)
+    assert acts(control, want=revert, profile="perfect") == 1
+    assert acts(view, want=keep) > acts(control, want=keep)  # sim/base: the view helps under bounded recall

@@ -50,6 +50,7 @@ MAX_DEFINITIONS = 3  # a name defined more often is only looked up where the tra
 
 class SweMind(UnitMind):
     checker_tool = "run_tests"
+    read_span = READ_SPAN  # lines it asks read_file for at once (a page)
     objective_pattern = re.compile(r"Repair (\d+) issues")
 
     # --- reading -------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ class SweMind(UnitMind):
                 repairs = visible_repairs(lines, name)
                 if repairs is None:
                     start = _next_start(lines, line)
-                    return "read_file", {"path": path, "start": start, "end": start + READ_SPAN - 1, "unit": unit}
+                    return "read_file", {"path": path, "start": start, "end": start + self.read_span - 1, "unit": unit}
                 ranked = [self._edit_args(path, r, lines) for r in rank_repairs(repairs, evidence, path)]
                 if cap is not None and sum(1 for a in ranked if (a["path"], a["old"], a["new"]) in tried) >= cap:
                     continue  # a few hypotheses per function, then the next suspect

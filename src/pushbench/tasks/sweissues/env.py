@@ -27,6 +27,11 @@ class SweIssueEnv(SweEnv):
         self.tests = dict(tests) if isinstance(tests, dict) else {next(iter(self.records)): tuple(tests)}
         self.shown_chars = int(task.settings.get("shown_chars", SHOWN_CHARS))
 
+    def describe_tool(self, name: str, description: str) -> str:
+        """read_file's page is the task's (``read_lines``; SWE-lite's 120 for a short task)."""
+        lines = int(self.task.settings.get("read_lines", 120))
+        return description.replace("at most 120 lines", f"at most {lines} lines") if name == "read_file" else description
+
     def check_unit(self, unit_id: str) -> CheckResult:
         tests = list(self.tests[unit_id])
         reset = self.workspace.reset_tests(tests)

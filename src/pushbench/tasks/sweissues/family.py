@@ -93,7 +93,7 @@ class SweIssuesFamily:
         if steps > params["max_oracle_fraction"] * budget:
             raise ValueError(f"{task_id}: a perfect reader needs {steps} steps, over "
                              f"{params['max_oracle_fraction']:.0%} of the budget {budget}")
-        hunks = [{"id": f"hunk:{i}", "symptom": hunk_symptom(unit, check)} for i, unit in enumerate(check.group, 1)]
+        hunks = [{"id": f"hunk:{i}", "symptom": hunk_symptom(unit, check.broken)} for i, unit in enumerate(check.group, 1)]
         spec = TaskSpec(task_id=task_id, family="sweissues", repo=first.repo, predicate="repair",
                         objective=OBJECTIVE.format(repo=first.repo, issue=ISSUE), target=1, budget=budget,
                         tools=TOOLS, oracle_steps=steps,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pushbench.tasks.swe.reader import Evidence, read_failure
+from pushbench.tasks.swe.reader import Evidence, read_failure, suspects
 from pushbench.tasks.swe.pool import open_workspace, release
 from pushbench.tasks.swe.runs import SHOWN_CHARS, CheckRun, run_tests
 from pushbench.tasks.swe.units import UnitFault, inject, reader_rank
@@ -59,12 +59,13 @@ def first_failure(output: str) -> Evidence:
     """The evidence a reader works from: every failing test, but the frames and messages of the
     first failure section only (one symptom at a time)."""
     full = read_failure(output)
-    kept, section = [], 0
+    kept, section, seen = [], 0, False
     for line in output.splitlines():
         if line.startswith("___") and line.rstrip().endswith("___"):
             section += 1
-        elif line.startswith("====="):
-            section = 0 if "FAILURES" in line or "ERRORS" in line else -1
+        elif line.startswith("====="):  # an ERRORS section comes before FAILURES: only the first counts
+            section = 0 if ("FAILURES" in line or "ERRORS" in line) and not seen else -1
+        seen = seen or section == 1
         if section <= 1:
             kept.append(line)
     first = read_failure("\n".join(kept))
@@ -75,6 +76,7 @@ def first_failure(output: str) -> Evidence:
 class HunkStep:
     unit: str  # the catalogue unit repaired at this step
     rank: int  # where the reader ranks its repair, from the first failure then shown
+    before: tuple[str, ...] = ()  # suspects the reader looks at first (functions the failure names earlier)
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,9 @@ def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRu
         if not ranked:
             break
         rank, unit = min(ranked)
-        steps.append(HunkStep(unit, rank))
+        names = suspects(evidence)
+        function = next(u.function for u in group if u.unit == unit).rsplit(".", 1)[-1]
+        steps.append(HunkStep(unit, rank, tuple(names[:names.index(function)])))
         state = state | {unit}
     return tuple(steps)
 

@@ -10,13 +10,17 @@ Length by need: a perfect reader spends a run and a submit per issue and, per hu
 read of the function (a page of code) and an edit with the run after it, so 8-10 hunks take
 40-60 of the 100 actions; every run shows pytest's full report (``shown_chars``).
 
-Building (every run real and jailed, through the SWE test cache): per repository, seeded draws of
-units are cut into issues (``compose``); for each issue the union runs on all 2^k states of its
-hunks with the other issues' faults in place (``issues.check_group``): the reference repair passes,
-every partial repair fails, and the perfect reader finds each hunk from the first failure it is
-shown; then each union passes on the pristine copy (every hunk of every issue repaired). A draw
-whose estimated perfect path is outside [``min_oracle_steps``, ``max_oracle_fraction`` x budget]
-is dropped. The first draws that pass are used.
+Building (every run real and jailed, through the SWE test cache), per repository:
+1. a pool of issues (``pool``: how many per hunk count), drawn in a seeded order (``draw_issue``)
+   and each checked on its own (``issues.check_group``): its union runs on all 2^k states of its
+   hunks; the reference repair (every hunk: the pristine copy) passes, every partial repair fails,
+   and the perfect reader finds each hunk from the first failure it is shown;
+2. backlogs of disjoint pool issues (``structures``: hunks per issue, taken in turn) whose estimated
+   perfect path (``oracle_steps``) lies in [``min_oracle_steps``, ``max_oracle_fraction`` x budget];
+   each issue's union then runs once on the copy the agent starts from (every fault of the backlog
+   in place): it must fail there, and its failures are the issue's text.
+The catalogue's units are independent (``tasks/swe/units.py``): one unit's faults never decide
+another's tests, so an issue checked on its own behaves the same beside the other issues' faults.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from typing import Any
 
 from pushbench.tasks.base import BuiltTask, TaskSpec
 from pushbench.tasks.swe.family import _function_lines
+from pushbench.tasks.swe.mind import TRIES_PER_FUNCTION
 from pushbench.tasks.swe.pool import open_workspace, release
 from pushbench.tasks.swe.reader import read_failure
-from pushbench.tasks.swe.runs import run_tests
-from pushbench.tasks.swe.units import UnitFault
+from pushbench.tasks.swe.runs import CheckRun, run_tests
+from pushbench.tasks.swe.units import UnitFault, inject
 from pushbench.tasks.sweissues.issues import GroupCheck, check_group, failure_sections, union_tests
 
 TOOLS = ["list_units", "read_file", "search_files", "edit", "run_tests", "submit", "final"]
@@ -45,61 +50,55 @@ OBJECTIVE = (
     "ends the episode. An issue's repair may need changes in several files. Fix the library code, "
     "not the tests. The task is done when all {m} issues are accepted."
 )
+SUSPECT_COST = 2 + 3 * TRIES_PER_FUNCTION  # a function looked at first: search, read, tries (edit, run, revert)
 MAX_SYMPTOMS = 4  # messages quoted in an issue; the rest are counted
 MAX_MESSAGE = 160
 
 
 @dataclass(frozen=True)
 class LongCheck:
-    issues: tuple[GroupCheck, ...]  # one per issue, each run with the other issues' faults in place
-    pristine: tuple[bool, ...]  # each issue's union on the copy with every hunk repaired
+    issues: tuple[GroupCheck, ...]  # one per issue, each checked on its own (its 2^k states)
+    initial: tuple[CheckRun, ...]  # each issue's union with every fault of the backlog in place
 
-    def problems(self, max_rank: int) -> list[str]:
-        out = [f"issue {i + 1}: {p}" for i, c in enumerate(self.issues) for p in c.problems(max_rank)]
-        return out + [f"issue {i + 1} fails on the pristine copy" for i, ok in enumerate(self.pristine) if not ok]
+    @property
+    def runs(self) -> int:
+        return sum(len(c.runs) for c in self.issues) + len(self.initial)
 
 
-def compose(units: list[UnitFault], sizes: list[int], rng: random.Random) -> tuple[tuple[UnitFault, ...], ...] | None:
-    """Disjoint issues of the given sizes from a seeded shuffle, each issue's hunks in different files."""
+def draw_issue(units: list[UnitFault], size: int, rng: random.Random) -> tuple[UnitFault, ...] | None:
+    """``size`` units from a seeded shuffle, each in a different file."""
     pool = list(units)
     rng.shuffle(pool)
-    issues = []
-    for size in sizes:
-        issue: list[UnitFault] = []
-        for unit in list(pool):
-            if len(issue) < size and unit.path not in {u.path for u in issue}:
-                issue.append(unit)
-                pool.remove(unit)
-        if len(issue) < size:
-            return None
-        issues.append(tuple(sorted(issue, key=lambda u: u.unit)))
-    return tuple(issues)
+    issue: list[UnitFault] = []
+    for unit in pool:
+        if len(issue) < size and unit.path not in {u.path for u in issue}:
+            issue.append(unit)
+    return tuple(sorted(issue, key=lambda u: u.unit)) if len(issue) == size else None
 
 
-def check_long(issues: tuple[tuple[UnitFault, ...], ...], shown: int, snapshot_root: Path | None = None,
-               cache: Any = "default") -> LongCheck:
-    checks = []
-    for i, issue in enumerate(issues):
-        context = tuple(u for j, other in enumerate(issues) if j != i for u in other)
-        checks.append(check_group(issue, snapshot_root, cache, context=context, shown=shown))
+def initial_runs(issues: tuple[tuple[UnitFault, ...], ...], snapshot_root: Path | None = None,
+                 cache: Any = "default") -> tuple[CheckRun, ...]:
+    """Each issue's union on the copy the agent starts from (every fault of the backlog injected)."""
     ws = open_workspace(issues[0][0].repo, snapshot_root)
     try:
-        pristine = tuple(run_tests(ws, list(union_tests(issue)), cache).passed for issue in issues)
+        inject(ws, [u for issue in issues for u in issue])
+        return tuple(run_tests(ws, list(union_tests(issue)), cache) for issue in issues)
     finally:
         release(ws)
-    return LongCheck(tuple(checks), pristine)
 
 
-def oracle_steps(check: LongCheck, read_lines: int, snapshot_root: Path | None) -> int:
+def oracle_steps(issues: Any, read_lines: int, snapshot_root: Path | None) -> int:
     """Tool calls a perfect reader spends: list and final; per issue a first run and the submit; per
-    hunk a search, the reads of its function and its tries (each with a run, a wrong one reverted)."""
+    hunk a search, the reads of its function and its tries (each with a run, a wrong one reverted),
+    and for each function the failure names before it a search, a read and up to three wrong tries."""
     steps = 2
-    for issue in check.issues:
+    for issue in issues:
         steps += 2
         by_unit = {u.unit: u for u in issue.group}
         for hunk in issue.path:
             lines = _function_lines(by_unit[hunk.unit], snapshot_root)
             steps += 1 + max(1, -(-lines // read_lines)) + 2 * hunk.rank + (hunk.rank - 1)
+            steps += SUSPECT_COST * len(hunk.before)
     return steps
 
 
@@ -124,46 +123,84 @@ class LongSplit:
 
     def __init__(self, params: dict[str, Any], seed: int, snapshot_root: Path | None):
         self.params, self.seed, self.snapshot_root = params, seed, snapshot_root
+        self.checked = 0  # jailed runs the checks asked for (cached ones included)
 
     def build(self, catalogue: list[UnitFault]) -> list[BuiltTask]:
         tasks: list[BuiltTask] = []
         with ThreadPoolExecutor(int(self.params["workers"])) as pool:
             for repo, want in sorted(self.params["tasks"].items()):
                 units = [u for u in catalogue if u.repo == repo]
-                kept = self._verified(repo, units, int(want), pool)
+                issues = self._issue_pool(repo, units, pool)
+                kept = self._backlogs(repo, issues, int(want), pool)
                 tasks += [self._task(repo, i, check) for i, check in enumerate(kept)]
         return tasks
 
-    def _draws(self, repo: str, units: list[UnitFault]):
-        """Candidate backlogs, structure by structure in turn, never the same backlog twice."""
+    # --- the issues: each checked on its own -------------------------------------------------------
+    def _issue_pool(self, repo: str, units: list[UnitFault], pool: ThreadPoolExecutor) -> list[GroupCheck]:
+        """Verified issues of this repository: ``pool`` of them per hunk count, drawn in a seeded order."""
+        want = {int(k): int(n) for k, n in self.params["pool"].items()}
+        drawn: list[tuple[UnitFault, ...]] = []
+        for attempt in range(int(self.params["draws"])):
+            for size in sorted(want):
+                issue = draw_issue(units, size, random.Random(f"{self.seed}:sweissues-long:{repo}:{size}:{attempt}"))
+                if issue and issue not in drawn:
+                    drawn.append(issue)
+        kept: dict[int, list[GroupCheck]] = {k: [] for k in want}
+        batch = max(2, int(self.params["workers"]))
+        shown, max_rank = int(self.params["shown_chars"]), int(self.params["max_rank"])
+        for start in range(0, len(drawn), batch):
+            if all(len(kept[k]) >= want[k] for k in want):
+                break
+            todo = [d for d in drawn[start:start + batch] if len(kept[len(d)]) < want[len(d)]]
+            for check in pool.map(lambda d: check_group(d, self.snapshot_root, shown=shown), todo):
+                self.checked += len(check.runs)
+                if not check.problems(max_rank):
+                    kept[len(check.group)].append(check)
+        if any(len(kept[k]) < want[k] for k in want):
+            raise ValueError(f"sweissues long: {repo} has only {({k: len(v) for k, v in kept.items()})} verified "
+                             f"issues; params want {want}")
+        return [c for k in sorted(kept) for c in kept[k][:want[k]]]
+
+    # --- the backlogs: disjoint issues, the perfect path in range ----------------------------------
+    def _draws(self, repo: str, issues: list[GroupCheck]):
         structures = [list(s) for s in self.params["structures"]]
         seen: set[frozenset[frozenset[str]]] = set()
         for attempt in range(int(self.params["draws"])):
-            sizes = structures[attempt % len(structures)]
-            issues = compose(units, sizes, random.Random(f"{self.seed}:sweissues-long:{repo}:{attempt}"))
-            key = frozenset(frozenset(u.unit for u in issue) for issue in issues) if issues else None
-            if issues and key not in seen:
+            rng = random.Random(f"{self.seed}:sweissues-long:{repo}:backlog:{attempt}")
+            order = list(issues)
+            rng.shuffle(order)
+            chosen: list[GroupCheck] = []
+            for size in structures[attempt % len(structures)]:
+                used = {u.unit for c in chosen for u in c.group}
+                pick = next((c for c in order if len(c.group) == size and c not in chosen
+                             and not used & {u.unit for u in c.group}), None)
+                if pick is None:
+                    break
+                chosen.append(pick)
+            key = frozenset(frozenset(u.unit for u in c.group) for c in chosen)
+            if len(chosen) == len(structures[attempt % len(structures)]) and key not in seen and self._fits(chosen):
                 seen.add(key)
-                yield issues
+                yield tuple(chosen)
 
-    def _verified(self, repo: str, units: list[UnitFault], want: int, pool: ThreadPoolExecutor) -> list[LongCheck]:
+    def _backlogs(self, repo: str, issues: list[GroupCheck], want: int, pool: ThreadPoolExecutor) -> list[LongCheck]:
         kept: list[LongCheck] = []
-        draws = list(self._draws(repo, units))
+        draws = list(self._draws(repo, issues))
         batch = max(2, int(self.params["workers"]))
         for start in range(0, len(draws), batch):
             if len(kept) >= want:
                 break
-            checks = pool.map(lambda d: check_long(d, int(self.params["shown_chars"]), self.snapshot_root),
-                              draws[start:start + batch])
-            kept += [c for c in checks if self._fits(c)]
+            chunk = draws[start:start + batch]
+            for chosen, initial in zip(chunk, pool.map(
+                    lambda d: initial_runs(tuple(c.group for c in d), self.snapshot_root), chunk)):
+                self.checked += len(initial)
+                if not any(run.passed for run in initial):  # each issue fails where the agent starts
+                    kept.append(LongCheck(chosen, initial))
         if len(kept) < want:
             raise ValueError(f"sweissues long: only {len(kept)} {repo} backlogs pass every check; params want {want}")
         return kept[:want]
 
-    def _fits(self, check: LongCheck) -> bool:
-        if check.problems(int(self.params["max_rank"])):
-            return False
-        steps = oracle_steps(check, int(self.params["read_lines"]), self.snapshot_root)
+    def _fits(self, chosen: list[GroupCheck]) -> bool:
+        steps = oracle_steps(chosen, int(self.params["read_lines"]), self.snapshot_root)
         return int(self.params["min_oracle_steps"]) <= steps <= self.params["max_oracle_fraction"] * self.params["budget"]
 
     def _task(self, repo: str, index: int, check: LongCheck) -> BuiltTask:
@@ -171,17 +208,17 @@ class LongSplit:
         task_id = f"sweissues-long-{repo}-{index + 1:02d}"
         ids = [f"I{i:02d}" for i in range(1, len(check.issues) + 1)]
         units, hunks, hidden_issues = [], [], {}
-        for issue_id, issue in zip(ids, check.issues):
-            title, kind = symptoms(issue.broken.output, repo)
+        for issue_id, issue, initial in zip(ids, check.issues, check.initial):
+            title, kind = symptoms(initial.output, repo)
             units.append({"id": issue_id, "kind": kind, "title": title})
-            hunks += [{"id": f"{issue_id}:hunk:{n}", "issue": issue_id, "symptom": hunk_symptom(unit, issue)}
+            hunks += [{"id": f"{issue_id}:hunk:{n}", "issue": issue_id, "symptom": hunk_symptom(unit, initial)}
                       for n, unit in enumerate(issue.group, 1)]
             hidden_issues[issue_id] = {"tests": list(union_tests(issue.group)), "faults": [asdict(u) for u in issue.group]}
         files = sorted({u.path for issue in check.issues for u in issue.group})
         spec = TaskSpec(task_id=task_id, family="sweissues", repo=repo, predicate="repair",
                         objective=OBJECTIVE.format(m=len(ids), repo=repo, ids=", ".join(ids)), target=len(ids),
                         budget=int(p["budget"]), tools=TOOLS,
-                        oracle_steps=oracle_steps(check, int(p["read_lines"]), self.snapshot_root),
+                        oracle_steps=oracle_steps(check.issues, int(p["read_lines"]), self.snapshot_root),
                         settings={"split": "long", "units": units, "read_lines": p["read_lines"],
                                   "shown_chars": p["shown_chars"], "n_issues": len(ids), "n_hunks": len(hunks),
                                   "hunks_per_issue": [len(i.group) for i in check.issues], "repository": repo,
@@ -189,9 +226,9 @@ class LongSplit:
         return BuiltTask(spec=spec, hidden={"task_id": task_id, "issues": hidden_issues})
 
 
-def hunk_symptom(unit: UnitFault, check: GroupCheck) -> str:
+def hunk_symptom(unit: UnitFault, broken: CheckRun) -> str:
     """What this hunk breaks: its failing tests as the issue's broken run names them."""
-    failing = [t for t in check.broken.outcomes if t.split("[", 1)[0] in unit.tests
-               and check.broken.outcomes[t] in ("FAILED", "ERROR")]
+    failing = [t for t in broken.outcomes if t.split("[", 1)[0] in unit.tests
+               and broken.outcomes[t] in ("FAILED", "ERROR")]
     shown = sorted({t.split("[", 1)[0] for t in failing}) or list(unit.tests)
     return "the failing behaviour of " + ", ".join(f"`{t}`" for t in shown) + " is fixed"

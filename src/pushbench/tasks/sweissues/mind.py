@@ -28,7 +28,7 @@ from pushbench.guidance import quoted_blocks
 from pushbench.tasks.swe.mind import FOUND, TESTOUT, SweMind
 from pushbench.tasks.swe.reader import function_block
 from pushbench.tasks.sweissues.issues import first_failure
-from pushbench.tasks.sweissues.recollect import hits, segments
+from pushbench.tasks.sweissues.recollect import dated_quotes, hits, segments
 
 
 _PROGRESS = re.compile(r"^([.FEsxX]+)\s*\[\s*\d+%\]$")
@@ -41,23 +41,45 @@ def failing_positions(output: str) -> frozenset[int] | None:
     return frozenset(i for i, mark in enumerate(marks) if mark in "FE") if marks else None
 
 
+_PAGE = re.compile(r"at most (\d+) lines per call")
+OLDER = 10**6  # a retrieved item's step is placed this far before the turns in view
+
+
 class SweIssuesMind(SweMind):
     objective_pattern = re.compile(r"Resolve (\d+) issue")
 
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        """As SweMind; it reads a page of the size read_file's description offers."""
+        read = next((t.get("function", {}) for t in tools if t.get("function", {}).get("name") == "read_file"), {})
+        if m := _PAGE.search(str(read.get("description") or "")):
+            self.read_span = int(m.group(1))
+        return super().act(messages, tools)
+
     # --- reading memory output where it sits (recollect.py) ---------------------------------------
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
+        content = str(message.get("content") or "")
+        if message.get("role") == "user":  # an ACG view dates its quotations
+            now, reader.state["quote_dates"] = dated_quotes(content)
+            if now is not None:
+                reader.state["view_step"] = now
         super()._parse(reader, message, offset, step)
+        reader.state["quote_dates"] = {}
         if message.get("role") == "system":  # core memory blocks: their quotations, where they sit
-            for block in quoted_blocks(str(message.get("content") or "")):
+            for block in quoted_blocks(content):
                 self.parse_quoted(reader, block, offset, step - reader.state.get("memory_turns", 0))
 
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
         super().parse_extra(reader, content, offset, step)
-        for segment in segments(content):  # raw tool output inside a memory's message
+        for segment, at in segments(content):  # raw tool output inside a memory's message
+            reader.state["dating"] = None if at is None else ("item", at)
             self._read_evidence(reader, segment, offset, step, quoted=True)
+        reader.state["dating"] = None
 
     def parse_quoted(self, reader: ContextReader, text: str, offset: int, step: int) -> None:
+        at = reader.state.get("quote_dates", {}).get(text)
+        reader.state["dating"] = None if at is None else ("view", at)
         super().parse_quoted(reader, text, offset, step)
+        reader.state["dating"] = None
         searches = reader.state.setdefault("searches", [])
         for query, path, line, code in hits(text):  # a search's hits quoted without their header
             searches.append([(path, line, code)])
@@ -69,16 +91,35 @@ class SweIssuesMind(SweMind):
         SweMind._read_evidence(reader, content, offset, step, quoted)
         evidence = reader.state.get("evidence", [])
         if len(evidence) > before:  # a test run was read: keep its first symptom's frames only
-            evidence[-1] = first_failure(content)
-            reader.state.setdefault("outcomes", {})[len(evidence) - 1] = failing_positions(content)
+            run = len(evidence) - 1
+            evidence[run] = first_failure(content)
+            reader.state.setdefault("outcomes", {})[run] = failing_positions(content)
+            if quoted and reader.state.get("dating"):  # a remembered run whose step the memory names
+                reader.state["quoted_runs"].discard(run)
+                reader.state.setdefault("dated", {})[run] = reader.state["dating"]
 
     def _runs(self, unit: str, ctx: Recall) -> list[tuple[int, frozenset[int] | None]]:
-        """(step, failing positions) of the recalled runs of ``unit`` it made itself (not quotations)."""
+        """(step, failing positions) of the recalled runs of ``unit``, oldest first: its own, and those a
+        memory shows with their step (an ACG view's step is placed against the turns in view; a
+        retrieved item is older than all of them). Undated quotations are not among them."""
         key = self.reader.facts.keys.get(unit, -1)
-        quoted = self.reader.state.get("quoted_runs", set())
-        idx = np.flatnonzero(ctx.recalled & (ctx.kind == TESTOUT) & (ctx.key == key))
-        outcomes = self.reader.state.get("outcomes", {})
-        return [(int(ctx.steps[i]), outcomes.get(int(ctx.aux[i]))) for i in idx if int(ctx.aux[i]) not in quoted]
+        state = self.reader.state
+        quoted, dated, outcomes = state.get("quoted_runs", set()), state.get("dated", {}), state.get("outcomes", {})
+        found: dict[int, frozenset[int] | None] = {}
+        for i in np.flatnonzero(ctx.recalled & (ctx.kind == TESTOUT) & (ctx.key == key)):
+            run = int(ctx.aux[i])
+            if run in quoted:
+                continue
+            where = dated.get(run)
+            if where is None:
+                at = int(ctx.steps[i])
+            elif where[0] == "view":
+                at = where[1] - state.get("view_step", where[1]) + ctx.step
+            else:
+                at = where[1] - OLDER
+            if found.get(at) is None:  # an ACG region without the progress line says less
+                found[at] = outcomes.get(run)
+        return sorted(found.items())
 
     def _unchecked_edit(self, unit: str, ctx: Recall) -> dict[str, Any] | None:
         last = super()._unchecked_edit(unit, ctx)
