@@ -9,6 +9,9 @@ whole union passes. Building runs the union on all 2^k repair states (``issues.c
 the reference repair passes, each partial repair fails, and the perfect reader finds every hunk
 from the failures it is shown. Tools are SWE-lite's without ``status`` (one issue: the submit
 verdict says it all); the manifest records ``n_hunks``, ``repository`` and ``file``.
+
+The same manifest holds the long-horizon split (``long.py``, params ``sweissues.long``): backlogs
+of 3-4 such issues whose hunks sit in different files, ``settings["split"] = "long"``.
 """
 
 from __future__ import annotations

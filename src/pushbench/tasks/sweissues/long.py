@@ -11,11 +11,12 @@ read of the function (a page of code) and an edit with the run after it, so 8-10
 40-60 of the 100 actions; every run shows pytest's full report (``shown_chars``).
 
 Building (every run real and jailed, through the SWE test cache), per repository:
-1. a pool of issues (``pool``: how many per hunk count), drawn in a seeded order (``draw_issue``)
-   and each checked on its own (``issues.check_group``): its union runs on all 2^k states of its
-   hunks; the reference repair (every hunk: the pristine copy) passes, every partial repair fails,
-   and the perfect reader finds each hunk from the first failure it is shown;
-2. backlogs of disjoint pool issues (``structures``: hunks per issue, taken in turn) whose estimated
+1. ``partitions`` seeded shuffles of the repository's units, each cut into disjoint issues of the
+   ``partition`` sizes (``partition``); each issue is checked on its own (``issues.check_group``):
+   its union runs on all 2^k states of its hunks; the reference repair (every hunk: the pristine
+   copy) passes, every partial repair fails, and the perfect reader finds each hunk from the first
+   failure it is shown;
+2. backlogs of issues of one partition (``structures``: hunks per issue, taken in turn) whose estimated
    perfect path (``oracle_steps``) lies in [``min_oracle_steps``, ``max_oracle_fraction`` x budget];
    each issue's union then runs once on the copy the agent starts from (every fault of the backlog
    in place): it must fail there, and its failures are the issue's text.
@@ -65,15 +66,23 @@ class LongCheck:
         return sum(len(c.runs) for c in self.issues) + len(self.initial)
 
 
-def draw_issue(units: list[UnitFault], size: int, rng: random.Random) -> tuple[UnitFault, ...] | None:
-    """``size`` units from a seeded shuffle, each in a different file."""
+def partition(units: list[UnitFault], sizes: list[int], rng: random.Random) -> list[tuple[UnitFault, ...]]:
+    """Disjoint issues of the given sizes from a seeded shuffle of the units, each issue's hunks in
+    different files (an issue that cannot be filled is left out)."""
     pool = list(units)
     rng.shuffle(pool)
-    issue: list[UnitFault] = []
-    for unit in pool:
-        if len(issue) < size and unit.path not in {u.path for u in issue}:
-            issue.append(unit)
-    return tuple(sorted(issue, key=lambda u: u.unit)) if len(issue) == size else None
+    issues = []
+    for size in sizes:
+        issue: list[UnitFault] = []
+        for unit in list(pool):
+            if len(issue) < size and unit.path not in {u.path for u in issue}:
+                issue.append(unit)
+                pool.remove(unit)
+        if len(issue) == size:
+            issues.append(tuple(sorted(issue, key=lambda u: u.unit)))
+        else:
+            pool += issue
+    return issues
 
 
 def initial_runs(issues: tuple[tuple[UnitFault, ...], ...], snapshot_root: Path | None = None,
@@ -135,54 +144,39 @@ class LongSplit:
                 tasks += [self._task(repo, i, check) for i, check in enumerate(kept)]
         return tasks
 
-    # --- the issues: each checked on its own -------------------------------------------------------
-    def _issue_pool(self, repo: str, units: list[UnitFault], pool: ThreadPoolExecutor) -> list[GroupCheck]:
-        """Verified issues of this repository: ``pool`` of them per hunk count, drawn in a seeded order."""
-        want = {int(k): int(n) for k, n in self.params["pool"].items()}
-        drawn: list[tuple[UnitFault, ...]] = []
-        for attempt in range(int(self.params["draws"])):
-            for size in sorted(want):
-                issue = draw_issue(units, size, random.Random(f"{self.seed}:sweissues-long:{repo}:{size}:{attempt}"))
-                if issue and issue not in drawn:
-                    drawn.append(issue)
-        kept: dict[int, list[GroupCheck]] = {k: [] for k in want}
-        batch = max(2, int(self.params["workers"]))
+    # --- the issues: seeded partitions of the units, each issue checked on its own ------------------
+    def _issue_pool(self, repo: str, units: list[UnitFault], pool: ThreadPoolExecutor) -> list[list[GroupCheck]]:
+        """Per partition (``partitions`` seeded shuffles of the repository's units cut into issues of
+        ``partition`` sizes, each issue's hunks in different files), its issues that pass every check."""
+        sizes = [int(k) for k in self.params["partition"]]
+        cuts = [partition(units, sizes, random.Random(f"{self.seed}:sweissues-long:{repo}:{p}"))
+                for p in range(int(self.params["partitions"]))]
         shown, max_rank = int(self.params["shown_chars"]), int(self.params["max_rank"])
-        for start in range(0, len(drawn), batch):
-            if all(len(kept[k]) >= want[k] for k in want):
-                break
-            todo = [d for d in drawn[start:start + batch] if len(kept[len(d)]) < want[len(d)]]
-            for check in pool.map(lambda d: check_group(d, self.snapshot_root, shown=shown), todo):
-                self.checked += len(check.runs)
-                if not check.problems(max_rank):
-                    kept[len(check.group)].append(check)
-        if any(len(kept[k]) < want[k] for k in want):
-            raise ValueError(f"sweissues long: {repo} has only {({k: len(v) for k, v in kept.items()})} verified "
-                             f"issues; params want {want}")
-        return [c for k in sorted(kept) for c in kept[k][:want[k]]]
+        flat = [issue for cut in cuts for issue in cut]
+        checks = dict(zip(flat, pool.map(lambda d: check_group(d, self.snapshot_root, shown=shown), flat)))
+        self.checked += sum(len(c.runs) for c in checks.values())
+        return [[checks[i] for i in cut if not checks[i].problems(max_rank)] for cut in cuts]
 
-    # --- the backlogs: disjoint issues, the perfect path in range ----------------------------------
-    def _draws(self, repo: str, issues: list[GroupCheck]):
+    # --- the backlogs: issues of one partition (so disjoint), the perfect path in range -------------
+    def _draws(self, repo: str, pools: list[list[GroupCheck]]):
         structures = [list(s) for s in self.params["structures"]]
         seen: set[frozenset[frozenset[str]]] = set()
         for attempt in range(int(self.params["draws"])):
             rng = random.Random(f"{self.seed}:sweissues-long:{repo}:backlog:{attempt}")
-            order = list(issues)
+            order = list(pools[attempt % len(pools)])
             rng.shuffle(order)
+            sizes = structures[(attempt // len(pools)) % len(structures)]
             chosen: list[GroupCheck] = []
-            for size in structures[attempt % len(structures)]:
-                used = {u.unit for c in chosen for u in c.group}
-                pick = next((c for c in order if len(c.group) == size and c not in chosen
-                             and not used & {u.unit for u in c.group}), None)
-                if pick is None:
-                    break
-                chosen.append(pick)
+            for size in sizes:
+                pick = next((c for c in order if len(c.group) == size and c not in chosen), None)
+                if pick is not None:
+                    chosen.append(pick)
             key = frozenset(frozenset(u.unit for u in c.group) for c in chosen)
-            if len(chosen) == len(structures[attempt % len(structures)]) and key not in seen and self._fits(chosen):
+            if len(chosen) == len(sizes) and key not in seen and self._fits(chosen):
                 seen.add(key)
                 yield tuple(chosen)
 
-    def _backlogs(self, repo: str, issues: list[GroupCheck], want: int, pool: ThreadPoolExecutor) -> list[LongCheck]:
+    def _backlogs(self, repo: str, issues: list[list[GroupCheck]], want: int, pool: ThreadPoolExecutor) -> list[LongCheck]:
         kept: list[LongCheck] = []
         draws = list(self._draws(repo, issues))
         batch = max(2, int(self.params["workers"]))
