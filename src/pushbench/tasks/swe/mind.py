@@ -186,6 +186,10 @@ class SweMind(UnitMind):
                 return action
         return "submit", {"unit": unit}  # out of ideas: have it verified anyway
 
+    def _read_start(self, lines: dict[int, str], line: int) -> int:
+        """Where it reads next to see the function at ``line`` (``_next_start``)."""
+        return _next_start(lines, line)
+
     def _reconsider(self, unit: str, names: list[Any], ctx: Recall) -> tuple[str, dict[str, Any]] | None:
         """Between the first few tries per suspect and the rest: a subclass's second thought (None: none)."""
         return None
@@ -206,7 +210,7 @@ class SweMind(UnitMind):
                 lines = self._lines(path, ctx)
                 repairs = visible_repairs(lines, name)
                 if repairs is None:
-                    start = _next_start(lines, line)
+                    start = self._read_start(lines, line)
                     return "read_file", {"path": path, "start": start, "end": start + self.read_span - 1, "unit": unit}
                 ranked = [self._edit_args(path, r, lines) for r in rank_repairs(repairs, evidence, path)]
                 if cap is not None and sum(1 for a in ranked if (a["path"], a["old"], a["new"]) in tried) >= cap:

@@ -9,12 +9,16 @@ with its own union of tests. A long task's runs show pytest's full report (up to
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pushbench.requirements import Requirement, validate_origins
 from pushbench.tasks.swe.env import SweEnv
 from pushbench.tasks.swe.runs import SHOWN_CHARS, Workspace, run_tests
+from pushbench.tools.base import Observation, tool
 from pushbench.tools.units import CheckResult
+
+_CHANGED = re.compile(r"^edit: (\S+) changed at line (\d+);")
 
 
 class SweIssueEnv(SweEnv):
@@ -28,9 +32,29 @@ class SweIssueEnv(SweEnv):
         self.shown_chars = int(task.settings.get("shown_chars", SHOWN_CHARS))
 
     def describe_tool(self, name: str, description: str) -> str:
-        """read_file's page is the task's (``read_lines``; SWE-lite's 120 for a short task)."""
+        """read_file's page is the task's (``read_lines``; SWE-lite's 120 for a short task); a long
+        task's files are read page by page."""
+        if name != "read_file":
+            return description
         lines = int(self.task.settings.get("read_lines", 120))
-        return description.replace("at most 120 lines", f"at most {lines} lines") if name == "read_file" else description
+        text = description.replace("at most 120 lines", f"at most {lines} lines")
+        if self.task.settings.get("split") == "long":
+            text += f" Files are read page by page: lines 1-{lines}, {lines + 1}-{2 * lines}, and so on."
+        return text
+
+    @tool(SweEnv.edit.__tool__[0], **SweEnv.edit.__tool__[1]["properties"])
+    def edit(self, path: str, old: str, new: str, unit: str = "") -> Observation:
+        """SweEnv's edit; a long task's result also shows the file around the change (``edit_context``
+        lines before and after), as an editor does."""
+        obs = super().edit(path, old, new, unit)
+        context = int(self.task.settings.get("edit_context", 0))
+        m = _CHANGED.match(obs.text)
+        if not context or m is None:
+            return obs
+        lines = self.workspace.read(m.group(1)).split("\n")
+        first, last = max(1, int(m.group(2)) - context), min(len(lines), int(m.group(2)) + new.count("\n") + context)
+        window = "\n".join(f"{n:5d}| {lines[n - 1]}" for n in range(first, last + 1))
+        return Observation(f"{obs.text}\nthe file around the change, lines {first}-{last}:\n{window}", payload=obs.payload)
 
     def check_unit(self, unit_id: str) -> CheckResult:
         tests = list(self.tests[unit_id])

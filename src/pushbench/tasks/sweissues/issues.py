@@ -77,6 +77,7 @@ class HunkStep:
     unit: str  # the catalogue unit repaired at this step
     rank: int  # where the reader ranks its repair, from the first failure then shown
     before: tuple[str, ...] = ()  # suspects the reader looks at first (functions the failure names earlier)
+    frames: tuple[tuple[str, str], ...] = ()  # (path, function) of the traceback frames it worked from
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,8 @@ def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRu
         rank, unit = min(ranked)
         names = suspects(evidence)
         function = next(u.function for u in group if u.unit == unit).rsplit(".", 1)[-1]
-        steps.append(HunkStep(unit, rank, tuple(names[:names.index(function)])))
+        steps.append(HunkStep(unit, rank, tuple(names[:names.index(function)]),
+                              tuple((f.path, f.function) for f in evidence.frames)))
         state = state | {unit}
     return tuple(steps)
 

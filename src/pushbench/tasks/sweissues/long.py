@@ -17,7 +17,7 @@ Building (every run real and jailed, through the SWE test cache), per repository
    copy) passes, every partial repair fails, and the perfect reader finds each hunk from the first
    failure it is shown;
 2. backlogs of issues of one partition (``structures``: hunks per issue, taken in turn) whose estimated
-   perfect path (``oracle_steps``) lies in [``min_oracle_steps``, ``max_oracle_fraction`` x budget];
+   perfect path (``oracle.backlog_steps``) lies in [``min_oracle_steps``, ``max_oracle_fraction`` x budget];
    each issue's union then runs once on the copy the agent starts from (every fault of the backlog
    in place): it must fail there, and its failures are the issue's text.
 The catalogue's units are independent (``tasks/swe/units.py``): one unit's faults never decide
@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from pushbench.tasks.base import BuiltTask, TaskSpec
-from pushbench.tasks.swe.family import _function_lines
-from pushbench.tasks.swe.mind import TRIES_PER_FUNCTION
 from pushbench.tasks.swe.pool import open_workspace, release
 from pushbench.tasks.swe.reader import read_failure
 from pushbench.tasks.swe.runs import CheckRun, run_tests
 from pushbench.tasks.swe.units import UnitFault, inject
+from pushbench.tasks.sweissues.oracle import backlog_steps, tried_path
 from pushbench.tasks.sweissues.issues import GroupCheck, check_group, failure_sections, union_tests
 
 TOOLS = ["list_units", "read_file", "search_files", "edit", "run_tests", "submit", "final"]
@@ -51,7 +50,6 @@ OBJECTIVE = (
     "ends the episode. An issue's repair may need changes in several files. Fix the library code, "
     "not the tests. The task is done when all {m} issues are accepted."
 )
-SUSPECT_COST = 2 + 3 * TRIES_PER_FUNCTION  # a function looked at first: search, read, tries (edit, run, revert)
 MAX_SYMPTOMS = 4  # messages quoted in an issue; the rest are counted
 MAX_MESSAGE = 160
 
@@ -96,21 +94,6 @@ def initial_runs(issues: tuple[tuple[UnitFault, ...], ...], snapshot_root: Path 
         release(ws)
 
 
-def oracle_steps(issues: Any, read_lines: int, snapshot_root: Path | None) -> int:
-    """Tool calls a perfect reader spends: list and final; per issue a first run and the submit; per
-    hunk a search, the reads of its function and its tries (each with a run, a wrong one reverted),
-    and for each function the failure names before it a search, a read and up to three wrong tries."""
-    steps = 2
-    for issue in issues:
-        steps += 2
-        by_unit = {u.unit: u for u in issue.group}
-        for hunk in issue.path:
-            lines = _function_lines(by_unit[hunk.unit], snapshot_root)
-            steps += 1 + max(1, -(-lines // read_lines)) + 2 * hunk.rank + (hunk.rank - 1)
-            steps += SUSPECT_COST * len(hunk.before)
-    return steps
-
-
 def symptoms(run_output: str, repo: str) -> tuple[str, str]:
     """(issue text, kind) from the real failing run: the error messages, without tests, files or the fix."""
     sections = failure_sections(run_output)
@@ -153,9 +136,14 @@ class LongSplit:
                 for p in range(int(self.params["partitions"]))]
         shown, max_rank = int(self.params["shown_chars"]), int(self.params["max_rank"])
         flat = [issue for cut in cuts for issue in cut]
-        checks = dict(zip(flat, pool.map(lambda d: check_group(d, self.snapshot_root, shown=shown), flat)))
-        self.checked += sum(len(c.runs) for c in checks.values())
-        return [[checks[i] for i in cut if not checks[i].problems(max_rank)] for cut in cuts]
+        checks = dict(zip(flat, pool.map(lambda d: self._check_issue(d, shown, max_rank), flat)))
+        return [[checks[i] for i in cut if checks[i] is not None] for cut in cuts]
+
+    def _check_issue(self, issue: tuple[UnitFault, ...], shown: int, max_rank: int) -> GroupCheck | None:
+        """The issue's 2^k states; if every check passes, with the tries the reader really spends."""
+        check = check_group(issue, self.snapshot_root, shown=shown)
+        self.checked += len(check.runs)
+        return None if check.problems(max_rank) else tried_path(check, shown, self.snapshot_root)
 
     # --- the backlogs: issues of one partition (so disjoint), the perfect path in range -------------
     def _draws(self, repo: str, pools: list[list[GroupCheck]]):
@@ -194,7 +182,7 @@ class LongSplit:
         return kept[:want]
 
     def _fits(self, chosen: list[GroupCheck]) -> bool:
-        steps = oracle_steps(chosen, int(self.params["read_lines"]), self.snapshot_root)
+        steps = backlog_steps(chosen, int(self.params["read_lines"]), self.snapshot_root)
         return int(self.params["min_oracle_steps"]) <= steps <= self.params["max_oracle_fraction"] * self.params["budget"]
 
     def _task(self, repo: str, index: int, check: LongCheck) -> BuiltTask:
@@ -212,9 +200,9 @@ class LongSplit:
         spec = TaskSpec(task_id=task_id, family="sweissues", repo=repo, predicate="repair",
                         objective=OBJECTIVE.format(m=len(ids), repo=repo, ids=", ".join(ids)), target=len(ids),
                         budget=int(p["budget"]), tools=TOOLS,
-                        oracle_steps=oracle_steps(check.issues, int(p["read_lines"]), self.snapshot_root),
+                        oracle_steps=backlog_steps(check.issues, int(p["read_lines"]), self.snapshot_root),
                         settings={"split": "long", "units": units, "read_lines": p["read_lines"],
-                                  "shown_chars": p["shown_chars"], "n_issues": len(ids), "n_hunks": len(hunks),
+                                  "shown_chars": p["shown_chars"], "edit_context": p["edit_context"], "n_issues": len(ids), "n_hunks": len(hunks),
                                   "hunks_per_issue": [len(i.group) for i in check.issues], "repository": repo,
                                   "files": files, "hunks": hunks})
         return BuiltTask(spec=spec, hidden={"task_id": task_id, "issues": hidden_issues})

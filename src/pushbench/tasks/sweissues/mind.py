@@ -42,6 +42,7 @@ def failing_positions(output: str) -> frozenset[int] | None:
 
 
 _PAGE = re.compile(r"at most (\d+) lines per call")
+_PAGED = "read page by page"  # read_file's description: pages are aligned (lines 1-P, P+1-2P, ...)
 OLDER = 10**6  # a retrieved item's step is placed this far before the turns in view
 
 
@@ -53,7 +54,19 @@ class SweIssuesMind(SweMind):
         read = next((t.get("function", {}) for t in tools if t.get("function", {}).get("name") == "read_file"), {})
         if m := _PAGE.search(str(read.get("description") or "")):
             self.read_span = int(m.group(1))
+        self.paged = _PAGED in str(read.get("description") or "")
         return super().act(messages, tools)
+
+    def _read_start(self, lines: dict[int, str], line: int) -> int:
+        """Where files are read page by page: the page that holds ``line``, or the page after what it read."""
+        if not getattr(self, "paged", False):
+            return super()._read_start(lines, line)
+        if line not in lines:
+            return (line - 1) // self.read_span * self.read_span + 1
+        end = line
+        while end + 1 in lines:
+            end += 1
+        return end + 1
 
     # --- reading memory output where it sits (recollect.py) ---------------------------------------
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
