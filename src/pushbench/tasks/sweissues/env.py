@@ -3,8 +3,10 @@
 Everything but the checker and the requirements is ``SweEnv``'s (paths confined to the copy,
 tests reset before every check, the jail, atomic edits). ``status`` is not offered: the submit
 verdicts say what was accepted. A short task holds one issue (``I01``); a long one several, each
-with its own union of tests. A long task's runs show pytest's full report (up to the task's
-``shown_chars``), a short one's the head and tail SWE-lite shows.
+with its own union of tests. A long task's tools show more, as real tools do: a run shows pytest's
+full report (up to ``shown_chars``; a short task shows SWE-lite's head and tail), files are read
+page by page (``read_lines`` a page, said in read_file's description), and an edit's result shows
+``edit_context`` lines of the file around the change. A short task's tools are SWE-lite's, byte for byte.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import numpy as np
 
 from pushbench.policies.base import Turn
 from pushbench.policies.sim.memory import ContextReader
-from pushbench.policies.sim.units import Recall
+from pushbench.policies.sim.units import NUDGE, Recall
 from pushbench.guidance import quoted_blocks
 from pushbench.tasks.swe.mind import FOUND, TESTOUT, SweMind
 from pushbench.tasks.swe.reader import function_block
@@ -43,6 +43,7 @@ def failing_positions(output: str) -> frozenset[int] | None:
 
 _PAGE = re.compile(r"at most (\d+) lines per call")
 _PAGED = "read page by page"  # read_file's description: pages are aligned (lines 1-P, P+1-2P, ...)
+PROGRESS_SEEN = NUDGE  # the fact kind ``Recall.out_of_patience`` counts as progress when its aux is 1
 OLDER = 10**6  # a retrieved item's step is placed this far before the turns in view
 
 
@@ -106,10 +107,23 @@ class SweIssuesMind(SweMind):
         if len(evidence) > before:  # a test run was read: keep its first symptom's frames only
             run = len(evidence) - 1
             evidence[run] = first_failure(content)
-            reader.state.setdefault("outcomes", {})[run] = failing_positions(content)
+            failing = reader.state.setdefault("outcomes", {})[run] = failing_positions(content)
+            if not quoted:
+                self._note_fewer_failures(reader, content, failing, offset, step)
             if quoted and reader.state.get("dating"):  # a remembered run whose step the memory names
                 reader.state["quoted_runs"].discard(run)
                 reader.state.setdefault("dated", {})[run] = reader.state["dating"]
+
+    @staticmethod
+    def _note_fewer_failures(reader: ContextReader, content: str, failing: frozenset[int] | None, offset: int,
+                             step: int) -> None:
+        """A run of its own that fails fewer of an issue's tests than its run before: progress it sees
+        (patience counts it, as a followed nudge is counted: ``PROGRESS_SEEN``), though nothing is accepted yet."""
+        unit = content.split(" ", 2)[1].rstrip(":")
+        last = reader.state.setdefault("last_failing", {})
+        if failing is not None and last.get(unit) is not None and failing < last[unit]:
+            reader.facts.add(PROGRESS_SEEN, offset, step, "", 1)
+        last[unit] = failing
 
     def _runs(self, unit: str, ctx: Recall) -> list[tuple[int, frozenset[int] | None]]:
         """(step, failing positions) of the recalled runs of ``unit``, oldest first: its own, and those a
