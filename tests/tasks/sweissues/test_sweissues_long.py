@@ -18,7 +18,7 @@ from pushbench.runner.grid import task_split
 from pushbench.scoring import score_events
 from pushbench.tasks import get_family, load_tasks, manifest_path
 from pushbench.tasks.sweissues.long import partition
-from pushbench.tasks.swe.units import load_catalogue
+from pushbench.tasks.swe.units import UnitFault, load_catalogue
 from pushbench.tools.base import ToolCall
 
 SENSITIVITY = ("sweissues-long-flask-01", "sweissues-long-pytest-01", "sweissues-long-requests-01")
@@ -74,14 +74,18 @@ def test_a_backlog_environment_checks_each_issue_by_its_own_tests(long_tasks, sn
         first = answer["issues"]["I01"]["faults"]
         assert env.action_origins("run_tests", {"unit": "I02"}) == tuple(
             h["id"] for h in task.settings["hunks"] if h["issue"] == "I02")
-        assert "at most 250 lines per call" in next(s["function"]["description"] for s in env.schemas()
-                                                      if s["function"]["name"] == "read_file")
-        page = env.execute(ToolCall("read_file", json.dumps({"path": first[0]["path"], "start": 1, "end": 250})))
-        assert len(page.text.splitlines()) == 251 or page.text.startswith(first[0]["path"])
+        lines = task.settings["read_lines"]
+        described = next(s["function"]["description"] for s in env.schemas() if s["function"]["name"] == "read_file")
+        assert f"at most {lines} lines per call" in described and "read page by page" in described
+        page = env.execute(ToolCall("read_file", json.dumps({"path": first[0]["path"], "start": 1, "end": 2 * lines})))
+        size = len(env.workspace.read(first[0]["path"]).split("\n"))
+        assert page.text.split("\n", 1)[0] == f"{first[0]['path']} lines 1-{min(lines, size)} of {size}"
         for fault in first:
             text = env.workspace.read(fault["path"])
-            env.execute(ToolCall("edit", json.dumps({"path": fault["path"], "old": fault["broken"] + "\n",
-                                                      "new": fault["original"] + "\n", "unit": "I01"})))
+            old, new = UnitFault(**{**fault, "tests": tuple(fault["tests"])}).fix_strings(text)
+            edited = env.execute(ToolCall("edit", json.dumps({"path": fault["path"], "old": old, "new": new,
+                                                               "unit": "I01"}))).text
+            assert edited.startswith("edit: ") and "the file around the change, lines " in edited
             verdict = env.execute(ToolCall("submit", json.dumps({"unit": "I01"}))).text
             if fault is not first[-1]:
                 assert verdict.startswith("submit I01: rejected"), verdict  # a partial repair fails
