@@ -49,6 +49,8 @@ def reduce(params: dict) -> dict:
         params["calibration"]["repetitions"] = 5
     if "sweissues" in params:  # its build runs 2^k jailed test runs per issue: one issue per hunk count
         params["sweissues"].update(repos=["requests"], issues={1: 1, 2: 1, 3: 1})
+        if "long" in params["sweissues"]:  # one long backlog, from one partition of the units
+            params["sweissues"]["long"].update(tasks={"requests": 1}, partitions=1)
     return params
 
 

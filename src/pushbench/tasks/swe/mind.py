@@ -51,6 +51,7 @@ MAX_DEFINITIONS = 3  # a name defined more often is only looked up where the tra
 class SweMind(UnitMind):
     parse_replayable = True  # policies/sim/memory.py's contract
     checker_tool = "run_tests"
+    read_span = READ_SPAN  # lines it asks read_file for at once (a page)
     objective_pattern = re.compile(r"Repair (\d+) issues")
 
     # --- reading -------------------------------------------------------------------------------
@@ -183,9 +184,19 @@ class SweMind(UnitMind):
                 names += [n for n in test_suspects(seen, test_frame.line) if n not in names]
         for cap in (TRIES_PER_FUNCTION, None):  # a few tries per suspect first, then the rest
             action = self._next_try(unit, names, evidence, ctx, tried, attempt, cap)
+            if action is None and cap is not None:
+                action = self._reconsider(unit, names, ctx)
             if action is not None:
                 return action
         return "submit", {"unit": unit}  # out of ideas: have it verified anyway
+
+    def _read_start(self, lines: dict[int, str], line: int) -> int:
+        """Where it reads next to see the function at ``line`` (``_next_start``)."""
+        return _next_start(lines, line)
+
+    def _reconsider(self, unit: str, names: list[Any], ctx: Recall) -> tuple[str, dict[str, Any]] | None:
+        """Between the first few tries per suspect and the rest: a subclass's second thought (None: none)."""
+        return None
 
     def _next_try(self, unit: str, names: list[Any], evidence: Evidence, ctx: Recall, tried: set[tuple[str, str, str]],
                   attempt: int, cap: int | None) -> tuple[str, dict[str, Any]] | None:
@@ -203,8 +214,8 @@ class SweMind(UnitMind):
                 lines = self._lines(path, ctx)
                 repairs = visible_repairs(lines, name)
                 if repairs is None:
-                    start = _next_start(lines, line)
-                    return "read_file", {"path": path, "start": start, "end": start + READ_SPAN - 1, "unit": unit}
+                    start = self._read_start(lines, line)
+                    return "read_file", {"path": path, "start": start, "end": start + self.read_span - 1, "unit": unit}
                 ranked = [self._edit_args(path, r, lines) for r in rank_repairs(repairs, evidence, path)]
                 if cap is not None and sum(1 for a in ranked if (a["path"], a["old"], a["new"]) in tried) >= cap:
                     continue  # a few hypotheses per function, then the next suspect

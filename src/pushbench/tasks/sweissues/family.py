@@ -9,6 +9,9 @@ whole union passes. Building runs the union on all 2^k repair states (``issues.c
 the reference repair passes, each partial repair fails, and the perfect reader finds every hunk
 from the failures it is shown. Tools are SWE-lite's without ``status`` (one issue: the submit
 verdict says it all); the manifest records ``n_hunks``, ``repository`` and ``file``.
+
+The same manifest holds the long-horizon split (``long.py``, params ``sweissues.long``): backlogs
+of 3-4 such issues whose hunks sit in different files, ``settings["split"] = "long"``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pushbench.tasks.swe.pool import close_idle, open_workspace
 from pushbench.tasks.swe.runs import warm_workspaces
 from pushbench.tasks.swe.units import UnitFault, inject, load_catalogue
 from pushbench.tasks.sweissues.issues import GroupCheck, candidates, check_group, issue_text, union_tests
+from pushbench.tasks.sweissues.long import LongSplit, hunk_symptom
 from pushbench.verifier import Verifier, load_hidden
 
 TOOLS = ["list_units", "read_file", "search_files", "edit", "run_tests", "submit", "final"]
@@ -63,6 +67,9 @@ class SweIssuesFamily:
             if len(kept) < want:
                 raise ValueError(f"sweissues: only {len(kept)} {k}-hunk groups pass every check; params want {want}")
             tasks += [self._task(check, k, i, params, snapshot_root) for i, check in enumerate(kept)]
+        if params.get("long"):  # the long-horizon split (long.py), in the same manifest
+            long = {"read_lines": params["read_lines"], "workers": params["workers"], **params["long"]}
+            tasks += LongSplit(long, seed, snapshot_root).build(catalogue)
         return tasks
 
     def _verified(self, groups: list[tuple[UnitFault, ...]], want: int, params: dict[str, Any],
@@ -88,7 +95,7 @@ class SweIssuesFamily:
         if steps > params["max_oracle_fraction"] * budget:
             raise ValueError(f"{task_id}: a perfect reader needs {steps} steps, over "
                              f"{params['max_oracle_fraction']:.0%} of the budget {budget}")
-        hunks = [{"id": f"hunk:{i}", "symptom": _symptom(unit, check)} for i, unit in enumerate(check.group, 1)]
+        hunks = [{"id": f"hunk:{i}", "symptom": hunk_symptom(unit, check.broken)} for i, unit in enumerate(check.group, 1)]
         spec = TaskSpec(task_id=task_id, family="sweissues", repo=first.repo, predicate="repair",
                         objective=OBJECTIVE.format(repo=first.repo, issue=ISSUE), target=1, budget=budget,
                         tools=TOOLS, oracle_steps=steps,
@@ -104,7 +111,8 @@ class SweIssuesFamily:
         from pushbench.scoring.units import unit_metrics
         from pushbench.tasks.sweissues.env import SweIssueEnv
 
-        return {"n_hunks": task.settings["n_hunks"],
+        long = {"n_issues": task.settings["n_issues"]} if "n_issues" in task.settings else {}
+        return {"n_hunks": task.settings["n_hunks"], **long,
                 **unit_metrics(events, task.settings["units"], SweIssueEnv.change_tools, SweIssueEnv.submit_tool)}
 
     def warm(self, tasks: list[TaskSpec]) -> None:
@@ -120,7 +128,12 @@ class SweIssuesFamily:
         from pushbench.tasks.sweissues.env import SweIssueEnv
 
         hidden = load_hidden("sweissues", task.task_id, hidden_root)
-        faults = [UnitFault(**{**row, "tests": tuple(row["tests"])}) for row in hidden["faults"]]
+        if "issues" in hidden:  # a long task: several issues, each with its own tests
+            tests: Any = {issue: tuple(row["tests"]) for issue, row in hidden["issues"].items()}
+            rows = [f for row in hidden["issues"].values() for f in row["faults"]]
+        else:
+            tests, rows = tuple(hidden["tests"]), hidden["faults"]
+        faults = [UnitFault(**{**row, "tests": tuple(row["tests"])}) for row in rows]
         verifier = Verifier(task.task_id, task.target, lambda _item: False, sink=sink, retry_rejected=True)
         ws = open_workspace(task.repo, snapshot_root)
         try:
@@ -128,12 +141,5 @@ class SweIssuesFamily:
         except Exception:
             ws.close()
             raise
-        return SweIssueEnv(task, verifier, ws, tuple(hidden["tests"]))
+        return SweIssueEnv(task, verifier, ws, tests)
 
-
-def _symptom(unit: UnitFault, check: GroupCheck) -> str:
-    """What this hunk breaks, in the issue's words: its failing tests as the broken run names them."""
-    failing = [t for t in check.broken.outcomes if t.split("[", 1)[0] in unit.tests
-               and check.broken.outcomes[t] in ("FAILED", "ERROR")]
-    shown = sorted({t.split("[", 1)[0] for t in failing}) or list(unit.tests)
-    return "the failing behaviour of " + ", ".join(f"`{t}`" for t in shown) + " is fixed"

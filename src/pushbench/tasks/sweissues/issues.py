@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pushbench.tasks.swe.reader import Evidence, read_failure
+from pushbench.tasks.swe.reader import Evidence, read_failure, suspects
 from pushbench.tasks.swe.pool import open_workspace, release
-from pushbench.tasks.swe.runs import CheckRun, run_tests
+from pushbench.tasks.swe.runs import SHOWN_CHARS, CheckRun, run_tests
 from pushbench.tasks.swe.units import UnitFault, inject, reader_rank
 
 MAX_SHOWN = 4  # failing tests quoted in an issue; the rest are counted
@@ -59,12 +59,13 @@ def first_failure(output: str) -> Evidence:
     """The evidence a reader works from: every failing test, but the frames and messages of the
     first failure section only (one symptom at a time)."""
     full = read_failure(output)
-    kept, section = [], 0
+    kept, section, seen = [], 0, False
     for line in output.splitlines():
         if line.startswith("___") and line.rstrip().endswith("___"):
             section += 1
-        elif line.startswith("====="):
-            section = 0 if "FAILURES" in line or "ERRORS" in line else -1
+        elif line.startswith("====="):  # an ERRORS section comes before FAILURES: only the first counts
+            section = 0 if ("FAILURES" in line or "ERRORS" in line) and not seen else -1
+        seen = seen or section == 1
         if section <= 1:
             kept.append(line)
     first = read_failure("\n".join(kept))
@@ -75,6 +76,8 @@ def first_failure(output: str) -> Evidence:
 class HunkStep:
     unit: str  # the catalogue unit repaired at this step
     rank: int  # where the reader ranks its repair, from the first failure then shown
+    before: tuple[str, ...] = ()  # suspects the reader looks at first (functions the failure names earlier)
+    frames: tuple[tuple[str, str], ...] = ()  # (path, function) of the traceback frames it worked from
 
 
 @dataclass(frozen=True)
@@ -105,39 +108,47 @@ class GroupCheck:
 
 
 def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
-                cache: Any = "default") -> GroupCheck:
-    """The union's run on each of the 2^k repair states, and the perfect reader's path."""
+                cache: Any = "default", context: tuple[UnitFault, ...] = (), shown: int = SHOWN_CHARS) -> GroupCheck:
+    """The union's run on each of the 2^k repair states, and the perfect reader's path. The group's
+    hunks may sit in several files; ``context`` faults (other issues of the same task) stay injected
+    in every state, as they are when the agent starts; ``shown`` is how much of a run the agent sees."""
     tests = list(union_tests(group))
     names = [u.unit for u in group]
+    paths = sorted({u.path for u in group})
     runs: dict[frozenset[str], CheckRun] = {}
-    texts: dict[frozenset[str], str] = {}
+    texts: dict[frozenset[str], dict[str, str]] = {}
     ws = open_workspace(group[0].repo, snapshot_root)
     try:
-        pristine = ws.read(group[0].path)
+        pristine = {path: ws.read(path) for path in sorted({u.path for u in (*group, *context)})}
         for size in range(len(group) + 1):
             for repaired in itertools.combinations(names, size):
                 state = frozenset(repaired)
-                ws.write(group[0].path, pristine)
-                inject(ws, [u for u in group if u.unit not in state])
-                texts[state] = ws.read(group[0].path)
+                for path, text in pristine.items():
+                    ws.write(path, text)
+                inject(ws, [*context, *(u for u in group if u.unit not in state)])
+                texts[state] = {path: ws.read(path) for path in paths}
                 runs[state] = run_tests(ws, tests, cache)
     finally:
         release(ws)
-    return GroupCheck(group, runs, reader_path(group, runs, texts))
+    return GroupCheck(group, runs, reader_path(group, runs, texts, shown))
 
 
 def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRun],
-                texts: dict[frozenset[str], str]) -> tuple[HunkStep, ...]:
+                texts: dict[frozenset[str], dict[str, str]], shown: int = SHOWN_CHARS) -> tuple[HunkStep, ...]:
     state: frozenset[str] = frozenset()
     steps: list[HunkStep] = []
     while len(state) < len(group):
-        evidence = first_failure(runs[state].shown())  # what the agent is shown
+        evidence = first_failure(runs[state].shown(shown))  # what the agent is shown
         ranked = [(rank, unit.unit) for unit in group if unit.unit not in state
-                  and (rank := reader_rank(evidence, texts[state], unit.path, unit.function, unit.edit())) is not None]
+                  and (rank := reader_rank(evidence, texts[state][unit.path], unit.path, unit.function,
+                                           unit.edit())) is not None]
         if not ranked:
             break
         rank, unit = min(ranked)
-        steps.append(HunkStep(unit, rank))
+        names = suspects(evidence)
+        function = next(u.function for u in group if u.unit == unit).rsplit(".", 1)[-1]
+        steps.append(HunkStep(unit, rank, tuple(names[:names.index(function)]),
+                              tuple((f.path, f.function) for f in evidence.frames)))
         state = state | {unit}
     return tuple(steps)
 
