@@ -83,7 +83,7 @@ def test_every_table_of_notebook_09_on_no_episodes_is_empty_with_its_columns() -
     assert list(table1.columns) == [*ev.GROUP, "success", "success_sd", "tasks", "episodes", "rank", "flag"]
     assert list(ev.average_table(table1, ev.shared_families(table1)).columns) == \
         ["model", "memory", "families", "average_success", "average_sd", "first_in", "rank"]
-    assert list(ev.structure_table(none, 50, 0).columns)[-4:] == ["ci_low", "ci_high", "tasks", "episodes"]
+    assert list(ev.structure_table(none, 50, 0).columns)[-5:] == ["ci_low", "ci_high", "tasks", "episodes", "flag"]
     assert list(ev.length_curves(none).columns) == ev.LENGTH_COLUMNS
     assert {"band", "success", "episodes"} <= set(ev.length_bands(none).columns)
     assert {"calls_ratio", "tokens_ratio"} <= set(ev.cost_table(none).columns)

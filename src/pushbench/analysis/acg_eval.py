@@ -14,7 +14,7 @@ import pandas as pd
 
 from pushbench import stats
 from pushbench.analysis.acg import METHODS
-from pushbench.analysis.flags import with_flags
+from pushbench.analysis.flags import flag_of, with_flags
 from pushbench.figures import model_order
 
 FAMILIES = ["planning", "corpus", "sweissues"]  # the paper's DeepPlanning, BrowseComp-Plus, SWE-bench Lite
@@ -140,7 +140,13 @@ def structure_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.D
             low, high = _percentile_interval(group, n_resamples, seed)
             rows.append({**dict(zip([*GROUP, "structure"], key)), **_rate(group, n_resamples, seed),
                          "ci_low": low, "ci_high": high})
-    return ordered(pd.DataFrame(rows, columns=columns), ["structure"])
+    return cell_flags(ordered(pd.DataFrame(rows, columns=columns), ["structure"]))
+
+
+def cell_flags(table: pd.DataFrame, rate: str = "success") -> pd.DataFrame:
+    """Each cell's own ceiling/floor flag (``analysis.flags``): a per-structure or per-length cell
+    where every episode succeeded (or none did) says so, since it cannot rank methods."""
+    return table.assign(flag=[flag_of([r]) for r in table[rate]]) if len(table) else table.assign(flag=pd.Series(dtype=str))
 
 
 LENGTH_COLUMNS = [*GROUP, *stats.SVL_COLUMNS]
@@ -167,7 +173,7 @@ def length_bands(episodes: pd.DataFrame, edges: tuple[int, ...] = (0, 20, 40, 60
     band = pd.cut(episodes.steps, bins=list(edges), labels=labels, include_lowest=True)
     out = (episodes.assign(band=band).groupby([*GROUP, "band"], sort=True, observed=True)
            .success.agg(["mean", "size"]).reset_index().rename(columns={"mean": "success", "size": "episodes"}))
-    return ordered(out, ["band"])
+    return cell_flags(ordered(out, ["band"]))
 
 
 def cost_table(episodes: pd.DataFrame) -> pd.DataFrame:
