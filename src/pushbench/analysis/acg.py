@@ -55,14 +55,20 @@ def _ordered(table: pd.DataFrame) -> pd.DataFrame:
             .sort_values(["_f", "_m", "_k"]).drop(columns=["_f", "_m", "_k"]).reset_index(drop=True))
 
 
-def load_recall(results: str) -> pd.DataFrame:
+def load_recall(results: str, split: str | None = "short") -> pd.DataFrame:
     """The recall stage's rows (``data/results/recall.jsonl``): run, family, memory, action bucket,
-    decisions, needed and recalled evidence units, share."""
+    decisions, needed and recalled evidence units, share, view budget, split; only the ``split``'s
+    runs (the short runs at the one recall budget, or the long runs of the window sweep; None: all)."""
     from pathlib import Path
 
     path = Path(results) / "recall.jsonl"
-    return pd.read_json(path, lines=True) if path.is_file() and path.stat().st_size else pd.DataFrame(
-        columns=["run", "family", "memory", "bucket", "first_action", "decisions", "needed", "recalled", "share"])
+    frame = pd.read_json(path, lines=True) if path.is_file() and path.stat().st_size else pd.DataFrame(
+        columns=["run", "family", "memory", "bucket", "first_action", "decisions", "needed", "recalled", "share",
+                 "budget", "split"])
+    if split is None:
+        return frame
+    splits = frame["split"] if "split" in frame else pd.Series("short", index=frame.index)
+    return frame[splits.fillna("short") == split].reset_index(drop=True)
 
 
 def recall_table(recall: pd.DataFrame) -> pd.DataFrame:

@@ -27,7 +27,7 @@ def sampled_ids(run_dir: Path, episodes: int) -> list[str]:
     return ids[::stride][:episodes]
 
 
-def rows_of(run: str, family: str, result: RecallResult) -> list[dict]:
+def rows_of(run: str, family: str, result: RecallResult, split: str = "short") -> list[dict]:
     frame = result.frame()
     lows = {f"{low}+" if high is None else f"{low}-{high}": low for low, high in BUCKETS}
     out = []
@@ -36,7 +36,7 @@ def rows_of(run: str, family: str, result: RecallResult) -> list[dict]:
         out.append({"run": run, "family": family, "memory": memory, "bucket": bucket,
                     "first_action": lows[bucket], "decisions": len(group), "needed": needed,
                     "recalled": recalled, "share": round(recalled / needed, 6) if needed else None,
-                    "budget": result.budget})
+                    "budget": result.budget, "split": split})
     return out
 
 
@@ -97,7 +97,8 @@ def main(workers: int | None = None) -> Path:
     rows: list[dict] = []
     for run, budget, _ in plan:
         parts = [result for job, result in zip(jobs, results) if job[0] == config.RUNS / run and job[3] == budget]
-        rows += rows_of(run, config.params(f"experiments.{run}.family"), merge(budget, memories, parts))
+        spec = config.params(f"experiments.{run}")
+        rows += rows_of(run, spec["family"], merge(budget, memories, parts), spec.get("split", "short"))
     out = config.RESULTS / "recall.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)
