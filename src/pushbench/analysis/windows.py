@@ -176,3 +176,44 @@ def plot_sweep(success: pd.DataFrame, recall: pd.DataFrame, profile: str):
     fig.suptitle("The window sweep on the long splits (SimLM)", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def pivot_triggers(triggers: pd.DataFrame) -> pd.DataFrame:
+    """Memories as rows, windows as columns, the trigger in tokens in each cell."""
+    wide = triggers.pivot_table(index="memory", columns="window", values="trigger", sort=False)
+    wide.columns = [window_label(c) for c in wide.columns]
+    order = {m: i for i, m in enumerate(METHODS)}
+    return wide.reset_index().sort_values("memory", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def pivot_recall(table: pd.DataFrame) -> pd.DataFrame:
+    """Evidence recall with family and memory as rows and the view budget (window) as columns."""
+    if table.empty:
+        return pd.DataFrame(columns=["family", "memory"])
+    return pivot_sweep(table.assign(profile="-", success=table.evidence_recall), "-")
+
+
+def sensitivity_takeaway(table: pd.DataFrame) -> str:
+    """One line per family, computed from the sensitivity table."""
+    label = window_label(PROOF_WINDOW)
+    lines = []
+    for row in table.to_dict("records"):
+        memories = {k.removeprefix(f"{label}_"): v for k, v in row.items() if k.startswith(f"{label}_")}
+        best = max((m for m in memories if m != "full"), key=lambda m: memories[m], default=None)
+        verdict = "memory-bound" if row["memory_bound"] else "NOT memory-bound by the rule"
+        lines.append(f"{row['family']}: sim/perfect solves {row.get('unlimited_full', float('nan')):.0%} with an "
+                     f"unlimited window and {memories.get('full', float('nan')):.0%} with full at {label} ({verdict})"
+                     + (f"; the best memory at {label} is {best} with {memories[best]:.0%}" if best else ""))
+    return "\n".join(lines) or "no long-split sim/perfect episodes"
+
+
+def sweep_takeaway(table: pd.DataFrame, profile: str) -> str:
+    """Per family: the memory with the highest mean success over the swept windows, and the range."""
+    part = table[(table.profile == profile) & np.isfinite(table.window)]
+    lines = []
+    for family, group in part.groupby("family", sort=True):
+        means = group.groupby("memory").success.mean().sort_values(ascending=False)
+        lines.append(f"{family} ({profile}): highest mean success over the windows: {means.index[0]} "
+                     f"({means.iloc[0]:.2f}); lowest: {means.index[-1]} ({means.iloc[-1]:.2f}); "
+                     f"success ranges {group.success.min():.2f}-{group.success.max():.2f}")
+    return "\n".join(lines) or f"no {profile} window-sweep episodes"
