@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.slow, pytest.mark.network]
+# one worker runs the whole module: the later tests read the first test's `dvc repro` in the shared copy
+pytestmark = [pytest.mark.slow, pytest.mark.network, pytest.mark.xdist_group("pipeline-smoke")]
 NOTEBOOKS = ("00-calibration", "07-acg", "09-acg-eval")  # the first, and the ACG notebooks
 # what each ACG notebook promises: tables (CSV + Markdown) and figures (PNG + PDF)
 ACG_TABLES = {"07-acg": ["acg_methods", "acg_evidence_recall"],

@@ -113,6 +113,8 @@ def structure_label(row: pd.Series) -> str:
         return f"{row.planning_kind} L{int(row.level)}"
     if row.family == "corpus":
         return f"{int(row.n_clues)} clues"
+    if pd.notna(row.get("n_issues")):  # a long-horizon backlog: its issue count
+        return f"{int(row.n_issues)} issues"
     return f"{int(row.n_hunks)} hunk" + ("s" if int(row.n_hunks) != 1 else "")
 
 
@@ -191,6 +193,28 @@ def cost_table(episodes: pd.DataFrame) -> pd.DataFrame:
     return ordered(table)
 
 
+def progress_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Per family and model, each method's progress as a column: the task mean of the share of the
+    target accepted (accepted items / target, at most 1), graded where success is at the floor."""
+    share = (episodes.valid_count / episodes.target.where(episodes.target > 0)).clip(upper=1.0)
+    per_task = episodes.assign(progress=share).groupby([*GROUP, "task_id"], sort=True).progress.mean()
+    wide = per_task.groupby(GROUP).mean().unstack("memory")
+    wide = wide[[m for m in METHODS if m in wide.columns]].reset_index()
+    wide.columns.name = None
+    return ordered(wide)
+
+
+def progress_takeaway(table: pd.DataFrame) -> str:
+    """One line per family and model: the method with the most progress, and ``full``'s."""
+    methods = [m for m in METHODS if m in table.columns]
+    lines = []
+    for row in table.to_dict("records"):
+        best = max(methods, key=lambda m: -1.0 if pd.isna(row[m]) else row[m])
+        lines.append(f"{row['family']} {row['model']}: most progress under {best} ({row[best]:.2f})"
+                     + (f", full {row['full']:.2f}" if "full" in row and best != "full" else ""))
+    return "\n".join(lines) or "no long-split episodes"
+
+
 def seed_table(episodes: pd.DataFrame) -> pd.DataFrame:
     """pass^k for every k up to the seeds run, and the seed-to-seed spread of success (SD over
     seeds of each seed's success rate: the noise floor), where a setting ran >= 2 seeds."""
@@ -229,5 +253,5 @@ def deltas_vs_full(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Da
 
 
 __all__ = ["FAMILIES", "MIN_SEGMENT_TASKS", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full",
-           "eval_rows", "length_bands", "length_curves", "matched", "seed_table", "shared_families", "structure_table",
-           "success_table"]
+           "eval_rows", "length_bands", "length_curves", "matched", "progress_table", "progress_takeaway",
+           "seed_table", "shared_families", "structure_table", "success_table"]

@@ -83,11 +83,19 @@ def sweep_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataF
     for (family, profile, memory, window), group in data.groupby(["family", "profile", "memory", "window"], sort=True):
         success, sd, tasks = _rate(group, n_resamples, seed)
         rows.append({"family": family, "profile": profile, "memory": memory, "window": window,
-                     "success": success, "success_sd": sd, "tasks": tasks})
-    table = pd.DataFrame(rows, columns=["family", "profile", "memory", "window", "success", "success_sd", "tasks"])
+                     "success": success, "success_sd": sd, "progress": _progress(group), "tasks": tasks})
+    table = pd.DataFrame(rows, columns=["family", "profile", "memory", "window", "success", "success_sd", "progress",
+                                        "tasks"])
     order = {m: i for i, m in enumerate(METHODS)}
     return table.sort_values(["family", "profile", "window", "memory"], key=lambda s: s.map(order)
                              if s.name == "memory" else s, kind="stable").reset_index(drop=True)
+
+
+def _progress(group: pd.DataFrame) -> float:
+    """The task mean of the share of the target reached (accepted items / target, at most 1): the
+    graded measure where success is at the floor (a backlog's issues accepted, of 3-4)."""
+    share = (group.valid_count / group.target.where(group.target > 0)).clip(upper=1.0)
+    return float(share.groupby(group.task_id).mean().mean())
 
 
 def pivot_sweep(table: pd.DataFrame, profile: str, value: str = "success") -> pd.DataFrame:
@@ -103,9 +111,10 @@ def pivot_sweep(table: pd.DataFrame, profile: str, value: str = "success") -> pd
                             kind="stable").reset_index(drop=True)
 
 
-def recall_sweep(recall: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
-    """Model-free evidence recall per family, memory and view budget (= window) over the sweep runs."""
-    part = recall[recall.run.isin(runs)]
+def recall_sweep(recall: pd.DataFrame, runs: list[str] | None = None) -> pd.DataFrame:
+    """Model-free evidence recall per family, memory and view budget (= window) over the sweep runs
+    (``runs``; by default every run of ``recall``, e.g. the long split's rows of ``load_recall``)."""
+    part = recall if runs is None else recall[recall.run.isin(runs)]
     if part.empty:
         return pd.DataFrame(columns=["family", "memory", "window", "needed", "recalled", "evidence_recall"])
     totals = part.groupby(["family", "memory", "budget"], sort=True)[["needed", "recalled"]].sum().reset_index()
@@ -141,35 +150,43 @@ def memory_triggers(windows: list[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_sweep(success: pd.DataFrame, recall: pd.DataFrame, profile: str):
-    """Success (top row) and model-free evidence recall (bottom row) against the window, one panel
-    per long family, one line per memory; the x axis is logarithmic (4k ... 128k)."""
+UNLIMITED_AT = 256_000.0  # where the sweep figure draws an unlimited window (right of 128k)
+MARKERS = "osD^v"
+SWEEP_PANELS = (("sim/perfect", "success"), ("sim/base", "success"), ("sim/base", "progress"))
+
+
+def plot_sweep(sweep: pd.DataFrame, recall: pd.DataFrame, panels: tuple[tuple[str, str], ...] = SWEEP_PANELS):
+    """One row per (profile, measure) of ``panels`` and a last row of model-free evidence recall,
+    against the window; one column per long family, one line per memory; log x axis (4k ... 128k)."""
     import matplotlib.pyplot as plt
 
     from pushbench.analysis.acg import METHOD_COLORS
 
-    part = success[(success.profile == profile) & np.isfinite(success.window)]
-    families = sorted(set(part.family) | set(recall.family))
-    fig, axes = plt.subplots(2, max(1, len(families)), figsize=(3.4 * max(1, len(families)), 5.0),
-                             sharey=True, squeeze=False)
+    finite = sweep.assign(window=sweep.window.replace(np.inf, UNLIMITED_AT))  # "unlimited" drawn at the right end
+    rows_shown = [(finite[finite.profile == profile], value, f"{value} ({profile})") for profile, value in panels]
+    rows_shown.append((recall, "evidence_recall", "evidence recall (no model)"))
+    families = sorted(set(finite.family) | set(recall.family))
+    fig, axes = plt.subplots(len(rows_shown), max(1, len(families)), figsize=(3.4 * max(1, len(families)),
+                             2.3 * len(rows_shown)), sharey=True, squeeze=False)
     for j, family in enumerate(families):
-        for row, (table, value, label) in enumerate([(part, "success", f"success ({profile})"),
-                                                      (recall, "evidence_recall", "evidence recall (no model)")]):
+        for row, (table, value, label) in enumerate(rows_shown):
             ax = axes[row][j]
             shown = table[table.family == family]
-            for memory in [m for m in METHODS if m in set(shown.memory)]:
+            for k, memory in enumerate([m for m in METHODS if m in set(shown.memory)]):
                 line = shown[shown.memory == memory].sort_values("window")
-                ax.plot(line.window, line[value], "o-", ms=3, lw=1, color=METHOD_COLORS.get(memory), label=memory)
+                nudge = 1.04 ** (k - 2)  # memories side by side where their values coincide
+                ax.plot(line.window * nudge, line[value], MARKERS[k % len(MARKERS)] + "-", ms=3.5, lw=1,
+                        color=METHOD_COLORS.get(memory), label=memory, alpha=0.85)
             if shown.empty:
                 ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center", va="center", fontsize=7)
             ax.set_xscale("log")
             windows = sorted(set(shown.window))
-            ax.set_xticks(windows, [window_label(w) for w in windows], fontsize=7)
+            ax.set_xticks(windows, ["unl." if w == UNLIMITED_AT else window_label(w) for w in windows], fontsize=7)
             ax.minorticks_off()
             ax.set_ylim(0, 1.05)
             ax.set_title(f"{family} (long)" if row == 0 else "", fontsize=8)
             ax.set_ylabel(label if j == 0 else "", fontsize=8)
-            ax.set_xlabel("context window (tokens)" if row == 1 else "", fontsize=8)
+            ax.set_xlabel("context window (tokens)" if row == len(rows_shown) - 1 else "", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
         axes[0][-1].legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -207,13 +224,13 @@ def sensitivity_takeaway(table: pd.DataFrame) -> str:
     return "\n".join(lines) or "no long-split sim/perfect episodes"
 
 
-def sweep_takeaway(table: pd.DataFrame, profile: str) -> str:
-    """Per family: the memory with the highest mean success over the swept windows, and the range."""
+def sweep_takeaway(table: pd.DataFrame, profile: str, value: str = "success") -> str:
+    """Per family: the memory with the highest mean ``value`` over the swept windows, and the range."""
     part = table[(table.profile == profile) & np.isfinite(table.window)]
     lines = []
     for family, group in part.groupby("family", sort=True):
-        means = group.groupby("memory").success.mean().sort_values(ascending=False)
-        lines.append(f"{family} ({profile}): highest mean success over the windows: {means.index[0]} "
+        means = group.groupby("memory")[value].mean().sort_values(ascending=False)
+        lines.append(f"{family} ({profile}): highest mean {value} over the windows: {means.index[0]} "
                      f"({means.iloc[0]:.2f}); lowest: {means.index[-1]} ({means.iloc[-1]:.2f}); "
-                     f"success ranges {group.success.min():.2f}-{group.success.max():.2f}")
+                     f"{value} ranges {group[value].min():.2f}-{group[value].max():.2f}")
     return "\n".join(lines) or f"no {profile} window-sweep episodes"

@@ -17,7 +17,7 @@ def experiment_grid(name: str, models: list[str] | None = None) -> Grid:
     spec = config.params(f"experiments.{name}")
     return Grid(spec["family"], spec["controllers"], models or spec["models"], spec["memories"], spec["backends"],
                 int(spec["seeds"]), spec.get("targets"), spec.get("limit"), int(config.params("seed")),
-                spec.get("split", "short"))
+                spec.get("split", "short"), tuple(spec["tasks"]) if spec.get("tasks") else None)
 
 
 def experiment_chat(name: str) -> tuple[dict[str, Any], int]:

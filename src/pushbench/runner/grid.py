@@ -46,8 +46,9 @@ class Grid:
     def tasks(self, manifest_root: Path | None = None) -> list[TaskSpec]:
         tasks = load_tasks(self.family, manifest_root)
         if self.task_ids is not None:
-            return picked(tasks, self.task_ids, self.family)
-        tasks = [t for t in tasks if task_split(t) == self.split and (not self.targets or t.target in self.targets)]
+            tasks = picked(tasks, self.task_ids, self.family)
+        else:
+            tasks = [t for t in tasks if task_split(t) == self.split and (not self.targets or t.target in self.targets)]
         return tasks[: self.limit] if self.limit else tasks
 
     def episodes(self, manifest_root: Path | None = None) -> list[EpisodeSpec]:
