@@ -47,7 +47,7 @@ def test_the_viewer_depends_on_each_run_and_the_tasks_of_their_families() -> Non
 
 def test_recall_depends_on_its_configured_runs_and_their_families() -> None:
     config = params()
-    runs = config["recall"]["runs"]
+    runs = config["recall"]["runs"] + (config["recall"].get("sweep") or {}).get("runs", [])  # the window sweep's too
     families = {config["experiments"][run]["family"] for run in runs}
     listed = set(deps(stages()["recall"]))
     wanted = {f"data/runs/{run}/{part}" for run in runs for part in ("episodes.jsonl", "traces")}
