@@ -50,6 +50,16 @@ show_table(sensitivity)
 print(w.sensitivity_takeaway(sensitivity))
 
 # %% [markdown]
+# **Reading it against the paper.** The split is memory-bound by construction: a SWE backlog's
+# decisions need the test report of the run just before each edit (whether the edit repaired a
+# hunk shows only there; `tasks/sweissues/README.md`). At 8k tokens one hunk's work (that run, a
+# search, a file page, the edit, the run after it) no longer fits beside the task, so every memory
+# fails with the trimmed reader: what the next decision needs is a whole test report, and ACG's
+# view at 8k holds at most a quarter of the window (the trigger table), where that report competes
+# with every other issue's evidence. The paper's ACG wins on long executions; on this split no
+# memory reaches the perfect reader's unlimited success at 8k, ACG included.
+
+# %% [markdown]
 # ## When each memory acts, per window
 # The token count at which each memory starts dropping or condensing history (its own constants).
 
@@ -75,6 +85,17 @@ for profile, value in w.SWEEP_PANELS:
                "at each context window (columns).")
     show_table(wide)
     print(w.sweep_takeaway(sweep, profile, value))
+
+# %% [markdown]
+# **Why the shapes differ from the paper's.** `summary` condenses at its own fixed trigger
+# whatever the window (the trigger table above), so even the perfect reader loses the report of
+# the run before an edit once a condensation falls between them: it is the one memory that fails
+# with an unlimited window. `acg` gives part of the window to its decision view, so its recent
+# turns are shorter than `full`'s at the same window; where the needed fact is a recent turn (as
+# here) that costs more than the view gives back, which is why it trails `full` at the middle
+# windows and ties it once the whole hunk fits. The calibrated profiles (`sim/base`) give up long
+# before a window matters (`tasks/sweissues/README.md`: patience counts steps without recalled
+# progress), so their success is at the floor at every window and only progress moves.
 
 # %% [markdown]
 # ## Evidence recall per window (no model)

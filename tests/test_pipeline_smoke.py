@@ -83,7 +83,7 @@ def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> N
     for name, spec in params["experiments"].items():
         lines = (copy / "data/runs" / name / "episodes.jsonl").read_text().splitlines()
         cells = len(spec["controllers"]) * len(spec["memories"]) * len(spec["models"]) * len(spec["backends"])
-        assert len(lines) == 2 * cells * spec["seeds"], name  # limit 2 tasks
+        assert len(lines) == tasks_run(copy, spec) * cells * spec["seeds"], name
     notebook = params["notebooks"][0]
     assert (copy / "data/notebooks" / f"{notebook}.ipynb").is_file()
     produced = sorted(p.name for p in (copy / "paper_figures" / notebook).iterdir())
@@ -99,6 +99,13 @@ def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> N
     forced = dvc(copy, "repro", "-f", "-s", f"runs@{experiment}", f"notebooks@{notebook}")
     assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
     assert (copy / "dvc.lock").read_text() == lock
+
+
+def tasks_run(copy: Path, spec: dict) -> int:
+    """limit 2: the split's first two tasks (the reduced build has one long backlog)."""
+    manifest = (copy / "data/manifests" / f"{spec['family']}.jsonl").read_text().splitlines()
+    split = [t for t in map(json.loads, manifest) if t["settings"].get("split", "short") == spec.get("split", "short")]
+    return min(2, len(split))
 
 
 def methods_run(params: dict, families: set[str]) -> set[tuple[str, str]]:
