@@ -114,3 +114,12 @@ def test_snapshots_fetch_of_an_unknown_name_fails_cleanly(runner, tmp_path: Path
     assert result.exit_code == 1
     assert "error:" in result.output and "['nope']" in result.output
     assert not (tmp_path / "src").exists()
+
+
+def test_a_smaller_grid_into_a_fuller_folder_says_so(runner, data, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    base = ["run", "--family", "reposcan", "--target", "10", "--model", "sim/perfect", "--out", str(out), "--no-progress"]
+    assert runner.invoke(cli.app, [*base, "--limit", "2"]).exit_code == 0
+    second = runner.invoke(cli.app, [*base, "--limit", "1"])
+    assert second.exit_code == 0, second.output
+    assert "holds 2 episodes, 1 of them not in this grid" in second.stderr

@@ -27,6 +27,7 @@ SRC = Path(pushbench.__file__).resolve().parents[1]
 BAD = [
     ("", ["--nope"], "No such option: --nope"),
     ("run", ["--target", "abc", "--out", "{tmp}/o"], "--target takes whole numbers"),
+    ("run", ["--target", "10", "--out", ""], "--out must name a run folder of its own"),
     ("run", ["--target", "7", "--out", "{tmp}/o"], "no reposcan task has target 7; targets that exist: 10, 25, 50, 100"),
     ("run", ["--target", "10,7", "--out", "{tmp}/o"], "no reposcan task has target 7"),
     ("run", ["--family", "nope", "--out", "{tmp}/o"], "unknown task family 'nope'; known: corpus, dataops, planning, reposcan"),

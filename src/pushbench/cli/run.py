@@ -112,6 +112,7 @@ def run_and_report(grid: Any, out: Path, options: dict[str, Any], max_cost: Opti
     from pushbench.runner import RunIncomplete, check_grid, run_grid
     from pushbench.runner.ray_exec import RayExecutorError
 
+    check_out(out)
     check_grid(grid)  # a bad grid is reported before the endpoints are asked
     meter = meter_for(grid.models, options, max_cost, max_total_tokens, prices)
     incomplete = None
@@ -121,7 +122,29 @@ def run_and_report(grid: Any, out: Path, options: dict[str, Any], max_cost: Opti
         raise UserError(str(err)) from None
     except RunIncomplete as stop:
         incomplete = stop
+    note_other_episodes(out, grid)
     finish(out, meter, fmt, incomplete, api=any(is_api_model(m) for m in grid.models))
+
+
+def check_out(out: Path) -> None:
+    """A run folder of its own: never empty (``--out ""`` is the current folder) nor the project root."""
+    if not str(out).strip() or out == Path(".") or out.resolve() == config.ROOT.resolve():
+        raise UserError(f"--out must name a run folder of its own (got {str(out)!r}); e.g. --out data/runs/my-run")
+
+
+def note_other_episodes(out: Path, grid: Any) -> None:
+    """Say so when the folder holds episodes this grid did not ask for (an earlier run with another
+    --limit, --task or grid): the summary below covers every episode of the folder."""
+    path = out / "episodes.jsonl"
+    if not path.is_file():
+        return
+    wanted = {e.episode_id for e in grid.episodes()}
+    held = {json.loads(line)["episode_id"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    others = len(held - wanted)
+    if others:
+        typer.echo(f"note: {out} holds {len(held)} episodes, {others} of them not in this grid (an earlier run "
+                   f"with other options); the summary covers all {len(held)}: use a new --out for this grid alone",
+                   err=True)
 
 
 def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.jsonl and traces/)."),

@@ -42,6 +42,7 @@ class SimLM:
         self.context_window = self.profile.window
         self._minds: OrderedDict[tuple[int, type], Any] = OrderedDict()
         self._cache_size = cache_size
+        MINDS.entries()  # the family declarations are found now (package metadata), never while deciding
 
     def _mind(self, seed: int, cls: type) -> Any:
         key = (seed, cls)

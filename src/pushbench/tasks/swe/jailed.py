@@ -35,6 +35,7 @@ class Workspace(Protocol):
     root: Path  # the copy (agent-edited)
     home: Path
     bytecode: Path
+    reports: Path  # the verdict reports' folder (bound writable; emptied after each run)
 
     def fork_server(self): ...
 
@@ -48,6 +49,9 @@ WARM_SCRIPT = ("import compileall, subprocess, sys\n"
                " *sys.argv[1].split(',')])\n")
 IN_REPO, IN_HOME, IN_BYTECODE, IN_PYTEST = (f"{JAIL}/repo", f"{JAIL}/home", f"{JAIL}/bytecode",
                                             f"{JAIL}/pytest-runner")
+IN_PLUGIN, IN_REPORTS = f"{JAIL}/verdict-plugin", f"{JAIL}/verdict"  # the verdict's plugin (read-only), its reports
+PLUGIN_DIR = Path(__file__).with_name("plugin")  # pushbench_verdict.py: trusted, stdlib and pytest only
+REPORT_ENV = "PUSHBENCH_VERDICT_REPORT"  # the plugin takes the report's name from here and removes it
 
 
 
@@ -100,27 +104,41 @@ def jail_env(ws: Workspace) -> dict[str, str]:
     pythonpath = [Path(IN_REPO) / "src"]
     if ws.runner is not None and ws.runner.is_dir():
         pythonpath.append(Path(IN_PYTEST))
+    pythonpath.append(Path(IN_PLUGIN))
     return clean_env(Path(IN_HOME), pythonpath, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
                      bytecode_cache=Path(IN_BYTECODE))
 
 
-def run_jailed_tests(ws: Workspace, nodeids: list[str], limits: Limits) -> SandboxResult:
+def run_jailed_tests(ws: Workspace, nodeids: list[str], limits: Limits, report: str) -> SandboxResult:
+    """The run; ``report`` is the verdict report's file name in the workspace's report folder."""
     python, _ = interpreter()
+    env = {**jail_env(ws), REPORT_ENV: f"{IN_REPORTS}/{report}"}
     server = ws.fork_server()
     if server is not None:
         argv = pytest_argv(nodeids, python)[3:]  # after "python -m pytest"
-        result = server.run("pytest", argv, IN_REPO, jail_env(ws), pythonpath(ws), limits)
+        result = server.run("pytest", argv, IN_REPO, env, pythonpath(ws), limits)
         if result is not None:
             return result
-    return run_jailed(pytest_argv(nodeids, python), run_binds(ws), IN_REPO, jail_env(ws), limits)
+    return run_jailed(pytest_argv(nodeids, python), run_binds(ws), IN_REPO, env, limits)
 
 
 def run_binds(ws: Workspace) -> list[Bind]:
+    """The copy writable, but its tests, conftest files and test configuration read-only (bound over
+    it), so nothing a run imports can rewrite a test before it is collected."""
     binds = [Bind(ws.root, IN_REPO, writable=True), Bind(ws.home, IN_HOME, writable=True),
-             Bind(ws.bytecode, IN_BYTECODE)]
+             Bind(ws.bytecode, IN_BYTECODE), Bind(PLUGIN_DIR, IN_PLUGIN), Bind(ws.reports, IN_REPORTS, writable=True)]
+    binds += [Bind(ws.root / rel, f"{IN_REPO}/{rel}") for rel in read_only_test_paths(ws.root)]
     if ws.runner is not None and ws.runner.is_dir():
         binds.append(Bind(ws.runner, IN_PYTEST))
     return binds
+
+
+def read_only_test_paths(root: Path) -> list[str]:
+    """The test folders and every conftest file outside them, relative to ``root``."""
+    folders = [r.rstrip("/") for r in TEST_ROOTS if (root / r).is_dir()]
+    # (the root's test configuration is read before any code of the copy runs, and put back after every run)
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("conftest.py") if p.is_file() and not p.is_symlink())
+    return folders + [f for f in files if not any(f.startswith(folder + "/") for folder in folders)]
 
 
 def pythonpath(ws: Workspace) -> list[str]:
@@ -130,7 +148,7 @@ def pythonpath(ws: Workspace) -> list[str]:
 def server_env(ws: Workspace) -> dict[str, str]:
     """The fork server's environment: a run's, but only trusted code (the runner) on PYTHONPATH."""
     env = jail_env(ws)
-    trusted = [p for p in pythonpath(ws) if p == IN_PYTEST]
+    trusted = [p for p in pythonpath(ws) if p in (IN_PYTEST, IN_PLUGIN)]
     env.pop("PYTHONPATH")
     if trusted:
         env["PYTHONPATH"] = os.pathsep.join(trusted)
@@ -183,5 +201,5 @@ def _trusted_imports(pristine: Path, runner: Path | None, bytecode: Path) -> tup
 
 
 def pytest_argv(nodeids: Iterable[str], python: str = sys.executable) -> list[str]:
-    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", "-rA",
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pushbench_verdict", "-q", "--tb=short", "-rA",
             "--color=no", *nodeids]

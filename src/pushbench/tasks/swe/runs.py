@@ -44,6 +44,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -58,11 +59,12 @@ from pushbench import config
 from pushbench.sandbox import (JAIL, SANDBOX_VERSION, Limits, clean_env, encode_text, require_jail, resolve_inside,
                                run_sandboxed, write_bytes_atomic)
 from pushbench.sandbox.forkserver import ForkServer, fork_server_enabled, start_server
+from pushbench.sandbox.leftovers import remove_stale_once, workspace_prefix
 from pushbench.sandbox.jail import VENV
-from pushbench.tasks.swe.jailed import (IN_BYTECODE, IN_HOME, IN_PYTEST, IN_REPO, TEST_ROOTS, preload, pytest_argv,
-                                        run_binds, run_jailed_tests, server_env, warm_bytecode)
+from pushbench.tasks.swe.jailed import (IN_BYTECODE, IN_HOME, IN_PYTEST, IN_REPO, PLUGIN_DIR, REPORT_ENV, TEST_ROOTS,
+                                        preload, pytest_argv, run_binds, run_jailed_tests, server_env, warm_bytecode)
 
-CACHE_VERSION = 7  # 7: runs forked from a per-workspace server in the jail (6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
+CACHE_VERSION = 8  # 8: the verdict from the plugin's report, tests read-only (7: runs forked from a per-workspace server in the jail (6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
 TEST_CONFIG = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini"})
@@ -109,12 +111,15 @@ class Workspace:
             raise FileNotFoundError(f"snapshot {repo!r} is not extracted at {self.pristine}")
         self.runner = runner_path(repo, self.pristine.parent)
         shared = warm_bytecode(self) if self.jailed else None  # before anything needs removing
-        self.base = Path(tempfile.mkdtemp(prefix=f"pushbench-swe-{repo}-"))
+        remove_stale_once()  # folders of killed processes (sandbox.leftovers)
+        self.base = Path(tempfile.mkdtemp(prefix=workspace_prefix(repo)))
         self.root = self.base / "repo"
         self.home = self.base / "home"
+        self.reports = self.base / "verdict"  # the verdict plugin's report files (one per run, removed after it)
         self.bytecode = shared or self.base / "bytecode"  # outside the copy
         self.root.mkdir()
         self.home.mkdir()
+        self.reports.mkdir()
         self.bytecode.mkdir(exist_ok=True)
         for name in COPIED:
             source = self.pristine / name
@@ -131,6 +136,7 @@ class Workspace:
         self._hashes: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}  # digest()'s per-file memo
         self._stamps = self._scan()
         self._specials = self._special_entries()  # the snapshot's own symlinks (if any)
+        self._folders = {rel for rel, st in _entries(self.root) if stat.S_ISDIR(st.st_mode)}
         self._pristine = (self._layout(), self.digest())  # what reset() must give back
 
     def reset(self) -> bool:
@@ -153,9 +159,16 @@ class Workspace:
         return {rel: (st.st_mode, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else (st.st_mode, 0, 0)
                 for rel, st in _entries(self.root)}
 
-    def _scan(self) -> dict[str, tuple[int, int]]:
-        """(size, mtime) of every file in the copy: what a test run may not change."""
-        return {rel: (st.st_size, st.st_mtime_ns) for rel, st in _entries(self.root) if stat.S_ISREG(st.st_mode)}
+    def _scan(self) -> dict[str, tuple[int, int, int, int]]:
+        """(inode, size, mtime, ctime) of every file in the copy: what a test run may not change. No
+        process can set a ctime (a write, rename or utime moves it to the clock's now), so an equal
+        stamp proves the bytes unchanged and any rewrite shows, even one that kept size and mtime."""
+        return {rel: _stamp(st) for rel, st in _entries(self.root) if stat.S_ISREG(st.st_mode)}
+
+    def _stray_folders(self) -> list[str]:
+        """Folders a run made, or put where a file was: removed by ``restore`` (deepest first)."""
+        folders = [rel for rel, st in _entries(self.root) if stat.S_ISDIR(st.st_mode) and not stat.S_ISLNK(st.st_mode)]
+        return sorted((rel for rel in folders if rel not in self._folders), key=lambda r: -r.count("/"))
 
     def _special_entries(self) -> set[str]:
         """Everything in the copy that is neither a regular file nor a folder (symlinks, FIFOs, sockets)."""
@@ -168,6 +181,9 @@ class Workspace:
         strays = sorted(self._special_entries() - self._specials)
         for rel in strays:
             (self.root / rel).unlink(missing_ok=True)
+        for rel in self._stray_folders():
+            shutil.rmtree(self.root / rel, ignore_errors=True)
+            strays.append(rel)
         now = self._scan()
         changed = sorted(p for p in set(now) | set(self._stamps) if now.get(p) != self._stamps.get(p))
         for rel in changed:
@@ -214,8 +230,7 @@ class Workspace:
         self._put(target, data)
         rel = target.relative_to(self.root.resolve()).as_posix()
         self.written[rel] = text
-        st = target.stat()
-        self._stamps[rel] = (st.st_size, st.st_mtime_ns)
+        self._stamps[rel] = _stamp(target.stat())
 
     def _put(self, target: Path, data: bytes) -> None:
         """Write atomically with a new whole-second mtime, unique in this workspace (see the module note)."""
@@ -276,6 +291,10 @@ class Workspace:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _is_test_file(rel: str) -> bool:
@@ -375,15 +394,56 @@ def _cache_key(ws: Workspace, nodeids: list[str]) -> str:
 
 def _execute(ws: Workspace, nodeids: list[str], limits: Limits) -> CheckRun:
     _empty(ws.home)  # emptied, not replaced: a fork server's jail has this very folder bound
-    result = run_jailed_tests(ws, nodeids, limits) if ws.jailed else _run_weak(ws, nodeids, limits)
+    name = f"{secrets.token_hex(16)}.json"  # unpredictable; the plugin unlinks it before any test code runs
+    report = ws.reports / name
+    report.touch(mode=0o600)
+    handle = os.open(report, os.O_RDONLY)  # the report is read through this, whatever happens to the name
+    try:
+        result = run_jailed_tests(ws, nodeids, limits, name) if ws.jailed else _run_weak(ws, nodeids, limits, report)
+        written = _read_all(handle)
+    finally:
+        os.close(handle)
+        _empty(ws.reports)
     ws.restore()  # a test that wrote into the copy (e.g. opened a data file for writing) is undone
     output = sanitize(result.output, ws)
     if result.timed_out:
         output += f"\n[the test run was stopped after {limits.wall_seconds:.0f} s]"
-    outcomes = parse_outcomes(output)
-    passed = (result.returncode == 0 and bool(outcomes)
-              and all(v in ("PASSED", "XFAIL") for v in outcomes.values()))
-    return CheckRun(passed, outcomes, output, result.returncode)
+    passed, refused = verdict(written, nodeids, result.returncode)
+    if refused and result.returncode == 0:  # the output alone would read as a pass: say why it is not
+        output += f"\n[verdict] not accepted: {refused}"
+    return CheckRun(passed, parse_outcomes(output), output, result.returncode)
+
+
+def _read_all(handle: int) -> bytes:
+    os.lseek(handle, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(handle, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def verdict(report: bytes, nodeids: Iterable[str], returncode: int | None) -> tuple[bool, str]:
+    """Passed only if the run exited 0, the plugin's report says the session finished uninterrupted
+    with status 0, and every targeted node id (a parametrised id counts as its instances) was
+    reported ``passed``. Else False and one line naming what failed (the first few ids)."""
+    try:
+        data = json.loads(report.decode("utf-8")) if report.strip() else {}
+    except (UnicodeDecodeError, ValueError):
+        data = {}
+    if not isinstance(data, dict) or data.get("finished") is not True or not isinstance(data.get("outcomes"), dict):
+        return False, "the test session did not finish (no complete report from the verdict plugin)"
+    if data.get("interrupted") or data.get("exitstatus") != 0 or returncode != 0:
+        return False, f"the test session was interrupted or exited {data.get('exitstatus')!r}"
+    outcomes: dict = data["outcomes"]
+    missing = []
+    for nodeid in nodeids:
+        found = [v for k, v in outcomes.items() if k == nodeid or k.startswith(nodeid + "[")]
+        if not found or any(v != "passed" for v in found):
+            missing.append(f"{nodeid} ({', '.join(sorted(set(found))) or 'not reported'})")
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        return False, f"targeted tests not passed: {shown}"
+    return True, ""
 
 
 def _empty(folder: Path) -> None:
@@ -395,10 +455,10 @@ def _empty(folder: Path) -> None:
             entry.unlink()
 
 
-def _run_weak(ws: Workspace, nodeids: list[str], limits: Limits):
+def _run_weak(ws: Workspace, nodeids: list[str], limits: Limits, report: Path):
     """The weaker sandbox (``PUSHBENCH_WEAK_SANDBOX=1``): limits and a clean environment only."""
-    env = clean_env(ws.home, [ws.root / "src", *([ws.runner] if ws.runner else [])],
-                    {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, bytecode_cache=ws.bytecode)
+    env = clean_env(ws.home, [ws.root / "src", *([ws.runner] if ws.runner else []), PLUGIN_DIR],
+                    {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", REPORT_ENV: str(report)}, bytecode_cache=ws.bytecode)
     return run_sandboxed(pytest_argv(nodeids), ws.base, ws.root, env, limits)
 
 
