@@ -53,3 +53,18 @@ def test_swe_lite_mines_units_from_a_configured_repository(snapshots: Path) -> N
                  snapshot_root=snapshots)
     assert units and all(u.repo == "click" and u.unit.startswith("click-") for u in units)
     assert all(u.path.startswith("src/click/") and u.tests and u.tests[0].startswith("tests/") for u in units)
+
+
+def test_the_corpus_grows_with_a_configured_repositorys_docs_and_releases(snapshots: Path) -> None:
+    from pushbench.tasks.corpus.build import build_corpus
+    from pushbench.tasks.corpus.family import objective_text
+
+    params = {**config.params("corpus"), "projects": ["click"]}
+    docs = build_corpus(params, snapshot_root=snapshots)
+    kinds = {d.kind for d in docs}
+    releases = {d.meta["version"] for d in docs if d.kind == "changelog"}
+    assert {"docs", "docstring", "changelog"} <= kinds and all(d.project == "click" for d in docs)
+    assert "8.1.7" in releases and len(releases) >= 20  # click's "Version X / Released DATE" changelog
+    dated = [d for d in docs if d.kind == "changelog" and d.meta["version"] == "8.1.7"]
+    assert dated and all(d.meta["date"] == "2023-08-17" for d in dated)
+    assert "of click that" in objective_text(["x"], 5, 100, "release", ["click"])

@@ -19,7 +19,7 @@ from pushbench.verifier import Verifier, load_hidden
 
 TOOLS = ["answer", "get_document", "search"]
 OBJECTIVE = (
-    "Find the one Python API object (a function, class or method of requests, flask or pytest) that "
+    "Find the one Python API object (a function, class or method of {projects}) that "
     "meets every clue below; each clue is shown by a different document of the corpus.\n{clues}\n"
     "Use search(query) to find documents (the top {top_k}, each with its id, title and the start of its "
     "text), get_document(doc_id, page) to read one, and answer(text, confidence) once, which ends the "
@@ -29,7 +29,7 @@ OBJECTIVE = (
 
 
 RELEASE_OBJECTIVE = (
-    "Find the one release of requests, flask or pytest that meets every clue below; each clue is shown "
+    "Find the one release of {projects} that meets every clue below; each clue is shown "
     "by a different changelog item of the corpus.\n{clues}\n"
     "Use search(query) to find documents (the top {top_k}, each with its id, title and the start of its "
     "text), get_document(doc_id, page) to read one, and answer(text, confidence) once, which ends the "
@@ -43,10 +43,18 @@ def corpus_path() -> Path:
     return CORPUS_DIR / DOCUMENTS
 
 
-def objective_text(clues: list[str], top_k: int, budget: int, entity: str = "api") -> str:
+def objective_text(clues: list[str], top_k: int, budget: int, entity: str = "api",
+                   projects: list[str] | None = None) -> str:
+    """The question; it names the configured projects (params ``corpus.projects``), in their order."""
     lines = "\n".join(f"- clue:{k}: {text}" for k, text in enumerate(clues, 1))
     template = RELEASE_OBJECTIVE if entity == "release" else OBJECTIVE
-    return template.format(clues=lines, top_k=top_k, budget=budget)
+    return template.format(clues=lines, top_k=top_k, budget=budget, projects=project_list(projects))
+
+
+def project_list(projects: list[str] | None = None) -> str:
+    """``["requests", "flask", "pytest"]`` -> "requests, flask or pytest"."""
+    names = list(projects if projects is not None else config.params("corpus.projects"))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def entity_kind(question: Any) -> str:
@@ -81,13 +89,15 @@ class CorpusFamily:
         index = index_for(corpus_path(), docs)
         seed = int(params.get("seed", config.params("seed")))
         tasks = []
-        made = generate(docs, index, params, seed, objective_text([], 5, 100), objective_text([], 5, 100, "release"))
+        projects = list(params["projects"])
+        made = generate(docs, index, params, seed, objective_text([], 5, 100, projects=projects),
+                        objective_text([], 5, 100, "release", projects))
         for i, q in enumerate(interleave(made), 1):
             clues = [o.clue.text() for o in q.clues]
             kinds = [o.clue.kind for o in q.clues]
             budget = int(params["budget"])
             entity = entity_kind(q)
-            objective = objective_text(clues, int(params["top_k"]), budget, entity)
+            objective = objective_text(clues, int(params["top_k"]), budget, entity, projects)
             if names_release(objective, q.entity) if entity == "release" else names_answer(objective, q.entity):
                 raise AssertionError(f"question {i} names its answer")
             task_id = f"corpus-{i:03d}-c{len(clues)}"

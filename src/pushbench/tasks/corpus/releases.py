@@ -19,8 +19,8 @@ from pushbench.tasks.corpus.index import CorpusIndex
 from pushbench.tasks.corpus.reader import Clue, clue_query, named, release_of, supports, words, year_of
 
 
-LINK_WORDS = frozenset({"https", "http", "github", "issues", "issue", "pull", "user", "pytest", "flask",
-                        "requests", "html", "readthedocs"})  # link and project words: no clue in them
+LINK_WORDS = frozenset({"https", "http", "github", "issues", "issue", "pull", "user", "html",
+                        "readthedocs"})  # link words: no clue in them (nor in the projects' own names)
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class ReleaseCatalogue:
         self.named_docs: dict[str, set[str]] = defaultdict(set)
         self.doc_release: dict[str, str] = {}
         self.doc_words: dict[str, set[str]] = {}
+        self.link_words = LINK_WORDS | {w for d in docs for w in words(d.project)}
         for d in docs:
             release = release_of(d.title) if d.kind == "changelog" else None
             if release is None:
@@ -66,7 +67,7 @@ class ReleaseCatalogue:
     def options(self, r: Release, rng: random.Random) -> list[ReleaseOption]:
         out = []
         for d in self.items[r.name]:
-            ws = sorted(w for w in self.doc_words[d.id] if w not in self.stop and w not in LINK_WORDS)
+            ws = sorted(w for w in self.doc_words[d.id] if w not in self.stop and w not in self.link_words)
             pairs = [(a, b) for i, a in enumerate(ws) for b in ws[i + 1:]]
             rng.shuffle(pairs)
             for a, b in pairs[:30]:

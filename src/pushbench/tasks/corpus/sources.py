@@ -16,10 +16,15 @@ from typing import Iterator
 _UNDERLINE = re.compile(r"^([=\-~^*+#`'\"])\1{2,}\s*$")
 _MD_HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _ITEM = re.compile(r"^(\s{0,3})[-*]\s+")
-_PYTEST_RELEASE = re.compile(r"^pytest (\d+\.\d+\.\d+\w*) \((\d{4}-\d{2}-\d{2})\)\s*$")
+_NAMED_RELEASE = re.compile(r"^[A-Za-z][\w.-]* v?(\d+\.\d+(?:\.\d+)?\w*) \((\d{4}-\d{2}-\d{2})\)\s*$")  # pytest 8.3.3 (DATE)
 _FLASK_RELEASE = re.compile(r"^Version (\d+\.\d+(?:\.\d+)?\w*)\s*$")
 _FLASK_DATE = re.compile(r"^Released (\d{4}-\d{2}-\d{2})")
 _REQUESTS_RELEASE = re.compile(r"^(\d+\.\d+(?:\.\d+)?) \((\d{4}-\d{2}-\d{2})\)\s*$")
+# "[1.2.3] - DATE", "[1.2.3]", "v1.2.3 - DATE" (a bare "2.6" heading is not taken for a release: its
+# items stay with the release above it, as pytest's oldest entries have always been read)
+_KEEP_A_CHANGELOG = re.compile(r"^(?:\[v?(\d+\.\d+(?:\.\d+)?\w*)\]|v?(\d+\.\d+(?:\.\d+)?\w*)(?= - ))"
+                               r"(?: - (\d{4}-\d{2}-\d{2}))?\s*$")
+_RELEASE_FORMS = (_NAMED_RELEASE, _REQUESTS_RELEASE, _FLASK_RELEASE, _KEEP_A_CHANGELOG)
 
 
 @dataclass(frozen=True)
@@ -123,19 +128,17 @@ def _object_sections(project: str, rel: str, module: str, node: ast.AST, owner: 
 
 
 # --- changelogs ------------------------------------------------------------------------------
-def _releases(text: str, project: str) -> Iterator[tuple[str, str, list[str]]]:
+def _releases(text: str) -> Iterator[tuple[str, str, list[str]]]:
     """(version, date, lines) per release of a changelog."""
     lines = text.splitlines()
     version, date, body = None, "", []
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        m = (_PYTEST_RELEASE.match(line) or _REQUESTS_RELEASE.match(line)) if project != "flask" else \
-            _FLASK_RELEASE.match(line)
-        if m and _UNDERLINE.match(nxt):
+        heading = release_heading(line, nxt)
+        if heading:
             if version:
                 yield version, date, body
-            version, body = m.group(1), []
-            date = m.group(2) if m.lastindex and m.lastindex >= 2 else ""
+            (version, date), body = heading, []
             continue
         if version and not date and (d := _FLASK_DATE.match(line)):
             date = d.group(1)
@@ -143,6 +146,22 @@ def _releases(text: str, project: str) -> Iterator[tuple[str, str, list[str]]]:
             body.append(line)
     if version:
         yield version, date, body
+
+
+def release_heading(line: str, nxt: str) -> tuple[str, str] | None:
+    """A release heading in any of the common changelog forms, whatever the project: an underlined
+    reStructuredText title or a Markdown heading holding "<project> X.Y.Z (DATE)", "X.Y.Z (DATE)",
+    "Version X.Y.Z" (its date on a later "Released DATE" line) or "[X.Y.Z] - DATE": (version, date
+    or "")."""
+    md = _MD_HEADING.match(line)
+    text = md.group(2) if md else line
+    if not md and not _UNDERLINE.match(nxt):
+        return None
+    m = next((m for pattern in _RELEASE_FORMS if (m := pattern.match(text))), None)
+    if m is None:
+        return None
+    found = [g for g in m.groups() if g]
+    return found[0], (found[1] if len(found) > 1 else "")
 
 
 def _items(lines: list[str]) -> list[str]:
@@ -163,7 +182,7 @@ def _items(lines: list[str]) -> list[str]:
 
 def changelog_sections(project: str, path: Path, rel: str) -> Iterator[Section]:
     text = path.read_text(encoding="utf-8", errors="replace")
-    for version, date, body in _releases(text, project):
+    for version, date, body in _releases(text):
         released = date or "unreleased"
         for n, item in enumerate(_items(body), 1):
             if item.startswith("[Short description"):
