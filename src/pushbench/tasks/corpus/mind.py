@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pushbench.guidance import REPEATED
+from pushbench.guidance import ACG_EVIDENCE, REPEATED, quoted_blocks, retrieved_items
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -43,6 +43,15 @@ _SEARCH = re.compile(r'^search "(.*)": (?:top \d+ documents|no documents match)'
 _HIT = re.compile(r"^\[(\d+)\] (d[0-9a-f]{10}) \| (.+)$")
 _DOC = re.compile(r"^document (d[0-9a-f]{10}) \| (.+) \| page (\d+) of (\d+)$")
 _MODULE_IN = re.compile(r"(?:^|\s)module: (\S+)")
+
+
+def _search_query(arguments: str) -> str | None:
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError:
+        return None
+    query = args.get("query") if isinstance(args, dict) else None
+    return query.strip() if isinstance(query, str) else None
 
 
 class CorpusMind(Mind):
@@ -65,13 +74,30 @@ class CorpusMind(Mind):
             for cid in state["clues"]:
                 facts.add(CLUE, offset, step, cid)
             return
-        if role != "tool":
+        if role == "user":  # a memory's message: earlier results it shows again (ACG's quoted
+            # evidence, the store's retrieved items) are read as the results they quote
+            shown = [*quoted_blocks(content), *(item for _, who, item in retrieved_items(content) if who == "tool")]
+            for block in shown:
+                self._read_result(block.splitlines(), offset, step, quoted=True)
+            for line in content.splitlines():  # ACG names the call each quote came from: a search was run
+                if (m := ACG_EVIDENCE.match(line)) and m.group(4).startswith("search "):
+                    query = _search_query(m.group(4).removeprefix("search "))
+                    if query:
+                        facts.add(QUERY, offset, step, query)
             return
+        if role == "tool":
+            self._read_result(content.splitlines(), offset, step)
+
+    def _read_result(self, lines: list[str], offset: int, step: int, quoted: bool = False) -> None:
+        """A search's hits or a document's page (from the tool, or quoted by a memory: a quoted hit
+        may come without its search line)."""
+        facts, state = self.reader.facts, self.reader.state
         docs: dict[str, dict[str, Any]] = state.setdefault("docs", {})
-        lines = content.splitlines()
         if lines and (m := _DOC.match(lines[0])):
             entry = docs.setdefault(m.group(1), {"title": m.group(2), "snippet": ""})
-            entry.setdefault("pages", {})[int(m.group(3))] = "\n".join(lines[1:])
+            pages = entry.setdefault("pages", {})
+            if not quoted or int(m.group(3)) not in pages:  # a quote may show part of a page read in full
+                pages[int(m.group(3))] = "\n".join(lines[1:])
             entry["n_pages"] = int(m.group(4))
             facts.add(DOC, offset, step, m.group(1))
         query = None
@@ -79,11 +105,12 @@ class CorpusMind(Mind):
             if m := _SEARCH.match(line):
                 query = m.group(1)
                 facts.add(QUERY, offset, step, query)
-            elif (m := _HIT.match(line)) and query is not None:
+            elif (m := _HIT.match(line)) and (query is not None or quoted):
                 snippet = lines[i + 1].strip() if i + 1 < len(lines) else ""
                 docs.setdefault(m.group(2), {"title": m.group(3), "snippet": snippet})
                 facts.add(HIT, offset, step, m.group(2), int(m.group(1)))
-            elif line.strip() == REPEATED and stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
+            elif not quoted and line.strip() == REPEATED and \
+                    stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
                 self._repeated(state.get("last_call") or {}, offset, step)
 
     def _repeated(self, call: dict[str, Any], offset: int, step: int) -> None:
