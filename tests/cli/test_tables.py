@@ -49,10 +49,23 @@ def test_summarize_in_a_pipe(tmp_path, fmt: str) -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     if fmt in ("auto", "markdown"):  # CliRunner's stdout is not a terminal
-        assert lines[0].startswith("| family ") and lines[1].startswith("|:--") and len(lines) == 4
-        assert "| stateqgp " in lines[3] and "1.000" in lines[3]
+        # columns with one value in every row go to a caption line; short headers; a legend after the table
+        assert lines[0] == "all rows: family reposcan · model sim/mini · backend native · memory full"
+        assert lines[1].startswith("| controller ") and "| success |" in lines[1].replace("   ", " ").replace("  ", " ")
+        assert lines[2].startswith("|:--") and "| stateqgp " in lines[4] and "1.000" in lines[4]
+        assert lines[5].startswith("n episodes · sd ")  # (a pipe gets Markdown: its width is not the terminal's)
     elif fmt == "csv":
         table = pd.read_csv(io.StringIO(result.output))
         assert list(table["controller"]) == ["standard", "stateqgp"] and list(table["success_rate"]) == [0.5, 1.0]
     else:
-        assert "┏" in result.output
+        assert "┏" in result.output and max(map(len, lines)) <= 100
+
+
+def test_the_terminal_view_moves_constant_columns_to_a_caption() -> None:
+    from pushbench.cli.tables import compact
+
+    table = pd.DataFrame({"family": ["a", "a"], "model": ["x", "y"], "success_rate": [0.5, 0.5], "valid_per_step": [1, 2]})
+    shown, caption = compact(table)
+    assert caption == "all rows: family a" and list(shown.columns) == ["model", "success"]
+    assert compact(table, numbers=True)[1] == "all rows: family a · success_rate 0.5"
+    assert compact(table.iloc[:1])[1] == ""  # one row: nothing is "constant"

@@ -56,7 +56,9 @@ def test_the_cli_scores_a_folder_and_says_clearly_what_is_missing(run_dir, tmp_p
     out, manifests = run_dir
     result = CliRunner().invoke(app, ["score", str(out), "--manifests", str(manifests)])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("| family ") and (out / "scored.jsonl").is_file()  # Markdown off a terminal
+    assert (out / "scored.jsonl").is_file()
+    assert result.stderr.startswith("re-scored ") and " episodes of " in result.stderr  # what it re-scored
+    assert "\n|:--" in result.stdout  # Markdown off a terminal
     rich = CliRunner().invoke(app, ["score", str(out), "--manifests", str(manifests), "--format", "rich"])
     assert rich.exit_code == 0 and "┏" in rich.output
     empty = CliRunner().invoke(app, ["score", str(tmp_path)])

@@ -155,11 +155,30 @@ def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.j
         need_root()
     from pushbench.scoring import ScoringError, load_episodes, score_run
 
+    before = _rows(run_dir / "scored.jsonl")
     try:
         path = score_run(run_dir, manifests)
     except ScoringError as err:
         raise UserError(str(err)) from None
+    after = _rows(path)
+    changed = sorted(k for k in after if k in before and before[k] != after[k])
+    typer.echo(f"re-scored {len(after)} episodes of {run_dir} from their traces: " + (
+        f"{len(changed)} rows changed, {len(after.keys() - before.keys())} new" if before else "no earlier scored.jsonl")
+        + (f" (first: {changed[0]}: {', '.join(_differing(before[changed[0]], after[changed[0]]))})" if changed else ""),
+        err=True)
     show(load_episodes(path), None, fmt)
+
+
+def _rows(path: Path) -> dict[str, dict[str, Any]]:
+    """A scored.jsonl's rows by episode id ({} if there is none)."""
+    if not path.is_file():
+        return {}
+    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return {row["episode_id"]: row for row in rows}
+
+
+def _differing(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))[:5]
 
 
 def summarize_cmd(out: Path = typer.Argument(..., help="A run folder or episodes.jsonl."),

@@ -5,6 +5,7 @@ when a run ends (or stops at a cap)."""
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 from typing import Any, Optional
 
@@ -12,7 +13,7 @@ import typer
 
 from pushbench import config
 from pushbench.cli.base import UserError
-from pushbench.cli.tables import TableFormat, print_table
+from pushbench.cli.tables import LEGEND, TableFormat, print_table
 
 MAX_COST = typer.Option(None, "--max-cost", min=0.0, help="Stop once this run's API calls cost this many US "
                         "dollars at list prices (--prices); a rerun goes on without paying again.")
@@ -67,20 +68,34 @@ def show(episodes: Any, by: list[str] | None, fmt: TableFormat, prices: Any = No
     from pushbench.scoring import CONDITION, summarize
     from pushbench.scoring.usage import usage_summary
 
-    table = summarize(episodes, by)
+    table = with_success_sd(summarize(episodes, by), episodes, by or CONDITION)
     usage = usage_summary(episodes, by or CONDITION)
-    if usage is None:
-        print_table(table, fmt)
-        return
     if fmt is TableFormat.csv:
-        print_table(table.merge(usage, on=by or CONDITION, how="left"), fmt)
+        print_table(table if usage is None else table.merge(usage, on=by or CONDITION, how="left"), fmt)
         return
     print_table(table, fmt)
+    typer.echo(textwrap.fill(LEGEND, 100))
+    if usage is None:
+        return
     typer.echo("")
-    print_table(usage, fmt)
-    typer.echo(f"usage: llm_calls counts every model call, from the response cache too; requests are HTTP "
-               f"attempts; cost_usd is the episodes' tokens at {(prices or load_prices()).label()}, empty where a model "
-               "has no price")
+    print_table(usage, fmt, constant_numbers=True)
+    typer.echo(textwrap.fill(f"usage: llm_calls counts every model call, from the response cache too; requests are "
+                             f"HTTP attempts; cost_usd is the episodes' tokens at {(prices or load_prices()).label()}, "
+                             "empty where a model has no price", 100))
+
+
+def with_success_sd(table: Any, episodes: Any, by: list[str]) -> Any:
+    """``success_sd`` beside ``success_rate``: the standard error of the task-mean success (per-task
+    means' SD over the square root of the task count; 0 for one task), what the notebooks' task
+    bootstrap estimates."""
+    tasks = episodes.task_id if "task_id" in episodes else episodes.index.to_series()  # else each row its own task
+    per_task = episodes.assign(success=episodes.success.astype(float), _task=tasks).groupby([*by, "_task"]).success.mean()
+    sd = per_task.groupby(level=list(range(len(by)))).agg(lambda s: float(s.std(ddof=1) / len(s) ** 0.5)
+                                                         if len(s) > 1 else 0.0)
+    table = table.merge(sd.rename("success_sd").round(4).reset_index(), on=by, how="left")
+    order = list(table.columns)
+    order.insert(order.index("success_rate") + 1, order.pop(order.index("success_sd")))
+    return table[order]
 
 
 def spent_line(meter: Any) -> str:
