@@ -9,7 +9,6 @@
 # analogue: shopping carts and trips), **corpus** (BrowseComp-Plus: one entity from weak clues)
 # and **sweissues** (SWE-bench Lite: one issue of 1-3 hunks), each with a nominal 100-action
 # budget. Within a family and model every method is compared on the same tasks (App. B.3).
-# sweissues runs `full` and `acg` only (its episodes run real tests and are slow).
 #
 # **The paper's claims.** ACG has the highest equal-weight average and is first in five of six
 # settings (§4.2); DeepPlanning stays hard for everyone (§4.2); ACG beats ReAct in every hunk
@@ -79,8 +78,8 @@ save_table(average, out, "table1_average",
 show_table(average)
 
 # %% [markdown]
-# The same average over the families in which every method ran (sweissues runs `full` and `acg`
-# only, so the other baselines are averaged over planning and corpus here).
+# The same average over only the families in which every method ran (with every method on every
+# family, as now, it equals the average above; it differs when a grid leaves a method out).
 
 # %%
 save_table(average_shared, out, "table1_average_shared",
