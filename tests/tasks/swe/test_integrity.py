@@ -23,14 +23,10 @@ from pushbench.tasks.swe.units import inject
 from pushbench.tools import ToolCall
 from pushbench.verifier import Verifier
 
-from swe_toy import CLAMP_FAULT, TESTS, toy_spec, write_toy
+from swe_toy import CLAMP_FAULT, TESTS, toy_spec
 
 CLAMP_BODY = "    assert clamp(5, 0, 10) == 5\n    assert clamp(-3, 0, 10) == 0\n    assert clamp(12, 0, 10) == 10"
 
-
-@pytest.fixture(scope="module")
-def snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_toy(tmp_path_factory.mktemp("snaps"))
 
 
 @pytest.fixture

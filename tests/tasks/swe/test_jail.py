@@ -21,23 +21,12 @@ from pushbench.sandbox import jail_problem
 from pushbench.tasks.swe.env import SweEnv
 from pushbench.tools import ToolCall
 
-from swe_toy import clamp_env, probe, write_toy
+from swe_toy import probe
 
 pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=f"no bubblewrap jail here: {jail_problem()}")
 HEAD = 'def clamp(value, low, high):\n    """Limit value to [low, high]."""\n'
 
 
-@pytest.fixture(scope="module")
-def snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_toy(tmp_path_factory.mktemp("snaps"))  # one root: its bytecode is warmed once
-
-
-@pytest.fixture
-def env(snapshots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PUSHBENCH_SWE_TEST_CACHE", str(tmp_path / "cache"))
-    made = clamp_env(snapshots)
-    yield made
-    made.workspace.close()
 
 
 def call(env: SweEnv, name: str, **args):

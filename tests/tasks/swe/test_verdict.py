@@ -21,7 +21,7 @@ from pushbench.tasks.swe.env import SweEnv
 from pushbench.tasks.swe.runs import verdict
 from pushbench.tools import ToolCall
 
-from swe_toy import CLAMP_FAULT, clamp_env, write_toy
+from swe_toy import CLAMP_FAULT
 
 pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=f"no bubblewrap jail here: {jail_problem()}")
 HEAD = 'def clamp(value, low, high):\n    """Limit value to [low, high]."""\n'
@@ -29,17 +29,6 @@ INIT = "src/toy/__init__.py"
 FIX = (CLAMP_FAULT.broken + "\n", CLAMP_FAULT.original + "\n")
 
 
-@pytest.fixture(scope="module")
-def snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_toy(tmp_path_factory.mktemp("snaps"))
-
-
-@pytest.fixture
-def env(snapshots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PUSHBENCH_SWE_TEST_CACHE", str(tmp_path / "cache"))
-    made = clamp_env(snapshots)
-    yield made
-    made.workspace.close()
 
 
 def call(env: SweEnv, name: str, **args):
