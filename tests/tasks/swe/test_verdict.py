@@ -53,6 +53,8 @@ def submitted(env: SweEnv) -> str:
 def test_the_honest_fix_is_accepted(env: SweEnv) -> None:
     edit(env, "src/toy/mathx.py", *FIX)
     assert "accepted" in submitted(env)
+    ran = call(env, "run_tests", unit="U01").text
+    assert "verdict" not in ran and "ResourceWarning" not in ran  # the report's name never reaches the output
 
 
 def test_xfail_in_the_faulty_branch_is_refused(env: SweEnv) -> None:

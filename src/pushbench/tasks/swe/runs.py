@@ -64,7 +64,7 @@ from pushbench.sandbox.jail import VENV
 from pushbench.tasks.swe.jailed import (IN_BYTECODE, IN_HOME, IN_PYTEST, IN_REPO, PLUGIN_DIR, REPORT_ENV, TEST_ROOTS,
                                         preload, pytest_argv, run_binds, run_jailed_tests, server_env, warm_bytecode)
 
-CACHE_VERSION = 8  # 8: the verdict from the plugin's report, tests read-only (7: runs forked from a per-workspace server in the jail (6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
+CACHE_VERSION = 9  # 9: the report file closed (8 printed its random name at exit), 8: the verdict from the plugin's report, tests read-only (7: runs forked from a per-workspace server in the jail (6: a 160 MiB address-space limit (5: keyed by the tree's bytes, sandbox version and mode)
 SHOWN_CHARS = 3_000  # an agent sees at most this much of a test run's output
 COPIED = ("src", "tests", "testing", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "PKG-INFO")
 TEST_CONFIG = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini"})

@@ -61,8 +61,13 @@ def pytest_keyboard_interrupt(excinfo):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if _OUT is None:
+    if _OUT is None or _OUT.closed:
         return
     json.dump({"finished": True, "interrupted": _STATE["interrupted"] or bool(session.shouldstop),
                "exitstatus": int(exitstatus), "outcomes": _OUTCOMES}, _OUT, sort_keys=True)
-    _OUT.flush()
+    _OUT.close()  # closed here: an open file at exit prints a ResourceWarning naming it into the output
+
+
+def pytest_unconfigure(config):
+    if _OUT is not None and not _OUT.closed:
+        _OUT.close()  # a session that never finished leaves an empty report
