@@ -59,11 +59,11 @@ print(ev.progress_takeaway(progress))
 
 # %% [markdown]
 # **Against the paper (§4.2).** The paper ranks ACG first in most settings. Here the calibrated
-# profiles give up on the long backlogs before the first issue is accepted under most memories
-# (their patience counts steps without recalled progress; `tasks/sweissues/README.md`), so their
-# success sits at the floor whatever the memory and the ranks in Table 1 are ties; progress above
-# is where the methods separate, and the reference reader (`sim/perfect`) shows what a reader that
-# does not give up gets from each memory at its unlimited window. Memory at smaller windows is
+# profiles give up on the long backlogs long before their last issue is accepted (their patience
+# counts steps without recalled progress; `tasks/sweissues/README.md`), so their success sits at
+# the floor whatever the memory and the ranks in Table 1 are ties; progress above is where the
+# methods separate, and the reference reader (`sim/perfect`) shows what a reader that does not give
+# up gets from each memory at its unlimited window. Memory at smaller windows is
 # `11-window-sweep`'s subject.
 
 # %%
