@@ -38,7 +38,7 @@ test: install browser
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
 	test -f data/corpus/documents.jsonl || $(PY) -m pushbench.tasks.corpus.build  # the corpus family's corpus
 	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)
-	$(PY) -m pytest -n 2 --dist loadgroup tests  # loadgroup: a module marked xdist_group runs on one worker
+	$(PY) -m pytest -n 2 tests  # tests keep no state across workers: xdist may run any test on either one
 
 # The DVC pipeline with up to params run.stages stage commands at once (pushbench.pipeline: DVC decides
 # what is stale and writes dvc.lock; plain `dvc repro` runs the same stages one at a time, same bytes).

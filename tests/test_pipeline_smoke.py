@@ -4,6 +4,10 @@ Snapshots are fetched with pip (the one network use), manifests built, every exp
 tasks with one seed, results aggregated, and three notebooks executed by papermill: the first
 (calibration) and the ACG ones (07-acg, 09-acg-eval), which must write every table and figure they
 promise from these tiny results. A second `dvc repro` must then report nothing to do.
+
+One test runs the pipeline once and then every check on that run. (Four tests sharing one copy would
+need to run on one xdist worker, and `--dist loadgroup` no longer groups under pytest 9.2:
+pytest-dev/pytest-xdist#1386. Split across workers, each checked a copy that had never been run.)
 """
 
 from __future__ import annotations
@@ -20,8 +24,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-# one worker runs the whole module: the later tests read the first test's `dvc repro` in the shared copy
-pytestmark = [pytest.mark.slow, pytest.mark.network, pytest.mark.xdist_group("pipeline-smoke")]
+pytestmark = [pytest.mark.slow, pytest.mark.network]
 NOTEBOOKS = ("00-calibration", "07-acg", "09-acg-eval")  # the first, and the ACG notebooks
 # what each ACG notebook promises: tables (CSV + Markdown) and figures (PNG + PDF)
 ACG_TABLES = {"07-acg": ["acg_methods", "acg_evidence_recall"],
@@ -76,9 +79,16 @@ def dvc(copy: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([f"{sys.prefix}/bin/dvc", *args], cwd=copy, env=env, capture_output=True, text=True)
 
 
-def test_pipeline_runs_end_to_end_and_is_a_noop_the_second_time(copy: Path) -> None:
+def test_the_reduced_pipeline_runs_once_and_passes_every_check(copy: Path) -> None:
     first = dvc(copy, "repro")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    check_every_episode_ran_and_a_second_repro_is_a_noop(copy)
+    check_the_acg_notebooks_write_what_they_promise(copy)
+    check_a_metric_edit_re_scores_without_re_running_an_episode(copy)
+    check_editing_one_family_leaves_the_others_stages_alone(copy)
+
+
+def check_every_episode_ran_and_a_second_repro_is_a_noop(copy: Path) -> None:
     params = yaml.safe_load((copy / "params.yaml").read_text())
     for name, spec in params["experiments"].items():
         lines = (copy / "data/runs" / name / "episodes.jsonl").read_text().splitlines()
@@ -121,8 +131,8 @@ def read_table(folder: Path, name: str, title: str = "SimLM") -> pd.DataFrame:
     return pd.read_csv(folder / f"{name}.csv")
 
 
-def test_the_acg_notebooks_write_what_they_promise_from_the_reduced_results(copy: Path) -> None:
-    """After the first test's `dvc repro`: every file each ACG notebook promises, from the reduced grid."""
+def check_the_acg_notebooks_write_what_they_promise(copy: Path) -> None:
+    """Every file each ACG notebook promises, from the reduced grid."""
     params = yaml.safe_load((copy / "params.yaml").read_text())
     for notebook in ACG_TABLES:
         folder = copy / "paper_figures" / notebook
@@ -150,20 +160,27 @@ def test_the_acg_notebooks_write_what_they_promise_from_the_reduced_results(copy
         read_table(evaluation, name)
 
 
+def stale_stages(copy: Path) -> dict:
+    """`dvc status`: each stale stage with what changed in it."""
+    status = dvc(copy, "status", "--json")
+    assert status.returncode == 0, status.stderr[-2000:]
+    return json.loads(status.stdout or "{}")
+
+
 def stale_after_editing(copy: Path, rel: str) -> set[str]:
     """The stages `dvc status` finds changed after a comment is appended to ``rel`` (then undone)."""
+    before = stale_stages(copy)
+    assert before == {}, f"stale before the edit: {json.dumps(before)[:3000]}"
     path = copy / rel
     original = path.read_bytes()
     path.write_bytes(original + b"\n# an edit\n")
     try:
-        status = dvc(copy, "status", "--json")
-        assert status.returncode == 0, status.stderr[-2000:]
-        return set(json.loads(status.stdout or "{}"))
+        return set(stale_stages(copy))
     finally:
         path.write_bytes(original)
 
 
-def test_a_metric_edit_re_scores_without_re_running_an_episode(copy: Path) -> None:
+def check_a_metric_edit_re_scores_without_re_running_an_episode(copy: Path) -> None:
     experiments = yaml.safe_load((copy / "params.yaml").read_text())["experiments"]
     stale = stale_after_editing(copy, "src/pushbench/scoring/metrics.py")
     # black-box rows and the forks are scored too
@@ -171,7 +188,7 @@ def test_a_metric_edit_re_scores_without_re_running_an_episode(copy: Path) -> No
     assert dvc(copy, "status", "--json").stdout.strip() in ("", "{}")  # undone: nothing stale
 
 
-def test_editing_one_family_leaves_the_others_stages_alone(copy: Path) -> None:
+def check_editing_one_family_leaves_the_others_stages_alone(copy: Path) -> None:
     experiments = yaml.safe_load((copy / "params.yaml").read_text())["experiments"]
     swe = {name for name, spec in experiments.items() if spec["family"] == "swe"}
     stale = stale_after_editing(copy, "src/pushbench/tasks/swe/runs.py")
