@@ -32,6 +32,40 @@ def test_results_page_holds_every_paper_figures_table_it_used_to() -> None:
         assert f"paper_figures/{name}" in sources
 
 
+def test_every_acg_result_table_lives_in_the_results_page_not_in_the_design_note() -> None:
+    sources = block_sources((config.ROOT / "docs" / "results.md").read_text(encoding="utf-8"))
+    for name in ("07-acg/acg_methods.md", "09-acg-eval/table1_success.md", "09-acg-eval/deltas_vs_full.md",
+                 "10-acg-long/long_table1_success.md", "11-window-sweep/sensitivity.md"):
+        assert f"paper_figures/{name}" in sources
+    assert block_sources((config.ROOT / "docs" / "acg.md").read_text(encoding="utf-8")) == []
+
+
+DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?![\d%×])")
+BLOCK_SPAN = re.compile(r"<!-- paper_figures/[^>]+ -->\n.*?<!-- /paper_figures -->", re.S)
+
+
+def numbers_not_in_tables(section: str) -> list[str]:
+    """Decimals in the section's prose that none of its synced tables holds (the paper's own numbers,
+    in *Paper:* paragraphs or as percentages, are the paper's, not ours)."""
+    held = set(DECIMAL.findall("".join(BLOCK_SPAN.findall(section))))
+    prose = [p for p in BLOCK_SPAN.sub("", section).split("\n\n") if not p.startswith(("*Paper:*", "#"))]
+    return sorted({n for paragraph in prose for n in DECIMAL.findall(paragraph)} - held)
+
+
+def test_the_acg_sections_quote_only_numbers_their_tables_hold() -> None:
+    text = (config.ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    sections = [s for s in re.split(r"\n(?=## )", text) if "acg" in s.splitlines()[0]]
+    assert len(sections) == 3  # 07-acg, 09-acg-eval, 10-acg-long with 11-window-sweep
+    for part in (part for section in sections for part in re.split(r"\n(?=### )", section)):
+        assert numbers_not_in_tables(part) == [], part.splitlines()[0]  # prose against its own tables
+
+
+def test_a_number_no_table_holds_is_found() -> None:
+    section = ("## x\n\n*Paper:* 0.5 and 12.4%.\n\nOurs: 0.250 against 0.201.\n\n"
+               "<!-- paper_figures/x/t.md -->\n| a |\n| 0.250 |\n<!-- /paper_figures -->\n")
+    assert numbers_not_in_tables(section) == ["0.201"]
+
+
 def test_blocks_are_replaced_and_a_stale_block_is_reported(tmp_path: Path) -> None:
     (tmp_path / "paper_figures" / "x").mkdir(parents=True)
     (tmp_path / "paper_figures" / "x" / "t.md").write_text("| a |\n|--:|\n| 2 |\n", encoding="utf-8")
