@@ -60,7 +60,7 @@ show_figure(plot_calibration(points), Path(figures), "calibration_curves")
 # %%
 profiles = fitted_profiles(Path(calibration))
 flats = flat_table(profiles)
-save_table(flats, Path(figures), "calibration_flat", "Context length (tokens) past which each profile's content term M(n) stays below 0.05: recall by position only (model: SimLM, not a real LLM; NA: not within 1M tokens).")
+save_table(flats, Path(figures), "calibration_flat", "Context length (tokens) past which each profile's content term M(n) stays below 0.05: recall by position only (model: SimLM, not a real LLM; –: not within 1M tokens).")
 show_table(flats)
 
 # %%

@@ -32,8 +32,10 @@ from pathlib import Path
 import pandas as pd
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.reposcan import cost_table, main_table
-from pushbench.figures import label_models, save_table, show_table
+from pushbench.analysis.reposcan import cost_table, main_table, main_takeaway, plot_main
+from pushbench.figures import label_models, save_table, show_figure, show_table, style
+
+style()
 
 controllers = load_results(results, experiment)
 memory = load_results(results, memory_experiment)
@@ -61,6 +63,13 @@ costs = cost_table(controllers)
 save_table(table, Path(figures), "reposcan_main_table",
            f"RepoScan main table ({len(episodes)} episodes; {note}). success_sd is the task-bootstrap SD.")
 show_table(table)
+
+# %% [markdown]
+# Success per model and condition at a glance, and StateQGP beside the standard controller:
+
+# %%
+print(main_takeaway(table))
+show_figure(plot_main(table), Path(figures), "reposcan_success_by_condition")
 
 # %% [markdown]
 # ## Cost

@@ -28,8 +28,8 @@ seed = 0
 from pathlib import Path
 
 from pushbench.aggregate import load_results
-from pushbench.analysis.acg import (load_recall, method_rows, method_table, plot_methods, plot_recall_vs_length,
-                                    recall_curve, recall_table, with_recall)
+from pushbench.analysis.acg import (best_method_line, by_method, load_recall, method_rows, method_table, plot_methods,
+                                    plot_recall_vs_length, recall_curve, recall_table, with_recall)
 from pushbench.figures import label_models, save_table, show_figure, show_table, style
 
 style()
@@ -58,6 +58,17 @@ columns = ["family", "model", "memory", "success", "success_sd", "median_llm_cal
 save_table(table[columns], Path(figures), "acg_methods",
            f"Memories under the standard controller: success, median LLM calls and tokens, evidence recall ({note}).")
 show_table(table[columns])
+
+# %% [markdown]
+# The same success with the methods as columns, one row per family and model, and which method is
+# highest where.
+
+# %%
+wide = by_method(table)
+save_table(wide, Path(figures), "acg_methods_success",
+           f"Success per family and model, methods as columns (SDs in acg_methods.md; {note}).")
+print(best_method_line(table))
+show_table(wide)
 
 # %%
 show_figure(plot_methods(table), Path(figures), "acg_success_by_method")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pushbench.aggregate import load_results
 from pushbench.analysis import acg_eval as ev
+from pushbench.analysis.acg import best_method_line, by_method
 from pushbench.analysis.acg_eval_figures import plot_length, plot_structure
 from pushbench.analysis.diagnostics import continuation_table, table2
 from pushbench.figures import label_models, save_table, show_figure, show_table, style
@@ -67,6 +68,17 @@ deltas = ev.deltas_vs_full(episodes, n_resamples, seed)
 save_table(table1, out, "table1_success",
            f"Table 1 (SimLM): success (± task-bootstrap SD) and rank per family, model and method ({note}).")
 show_table(table1)
+
+# %% [markdown]
+# The same success with the methods as columns, one row per family and model (a comparison read
+# across a row), and which method is highest where.
+
+# %%
+table1_wide = by_method(table1)
+save_table(table1_wide, out, "table1_success_by_method",
+           f"Table 1 (SimLM): success per family and model, methods as columns (SDs and ranks in table1_success.md; {note}).")
+print(best_method_line(table1))
+show_table(table1_wide)
 
 # %% [markdown]
 # The equal-weight average over all three families (each counts once, whatever its task count)

@@ -70,7 +70,9 @@ def save_table(table: pd.DataFrame, out_dir: Path, name: str, caption: str, floa
     out_dir.mkdir(parents=True, exist_ok=True)
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
     table.to_csv(csv, index=False, float_format="%.4f", lineterminator="\n")
-    md.write_text(f"{caption}\n\n{table.to_markdown(index=False, floatfmt=floatfmt)}\n", encoding="utf-8")
+    shown = table.astype(object).where(table.notna(), None) if table.isna().any().any() else table
+    body = shown.to_markdown(index=False, floatfmt=floatfmt, missingval="–")  # no value: "–", as the notebook shows it
+    md.write_text(f"{caption}\n\n{body}\n", encoding="utf-8")
     return [csv, md]
 
 

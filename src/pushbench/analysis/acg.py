@@ -97,6 +97,30 @@ def with_recall(table: pd.DataFrame, recall: pd.DataFrame) -> pd.DataFrame:
     return table.merge(share, on=["family", "memory"], how="left")
 
 
+def by_method(table: pd.DataFrame, value: str = "success") -> pd.DataFrame:
+    """``value`` with the methods as columns (``full`` first, ``acg`` last), one row per family and
+    model in the table's own row order: a comparison read across a row."""
+    keys = list(dict.fromkeys(zip(table.family, table.model)))
+    wide = table.set_index(["family", "model", "memory"])[value].unstack("memory")
+    wide = wide.reindex(pd.MultiIndex.from_tuples(keys, names=["family", "model"]))
+    wide = wide[[m for m in METHODS if m in wide.columns]].reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def best_method_line(table: pd.DataFrame, value: str = "success") -> str:
+    """In how many family × model settings each method has the highest ``value`` (a tie counts for
+    every method in it)."""
+    if table.empty:
+        return "no settings"
+    top = table[value] == table.groupby(["family", "model"])[value].transform("max")
+    counts = table[top].memory.value_counts()
+    methods = [m for m in METHODS if m in set(table.memory)]
+    settings = table.groupby(["family", "model"]).ngroups
+    return (f"highest {value} in the {settings} family × model settings (ties count for each): "
+            + ", ".join(f"{m} {int(counts.get(m, 0))}" for m in methods))
+
+
 def plot_methods(table: pd.DataFrame) -> plt.Figure:
     """Success per family (panels) and model (groups) for each method (bars, ± SD)."""
     families = [f for f in FAMILY_ORDER if f in set(table.family)]

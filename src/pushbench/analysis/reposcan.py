@@ -102,3 +102,45 @@ def plot_ablation(table: pd.DataFrame, deltas: pd.DataFrame, order: list[str]) -
     fig.suptitle(f"StateQGP component ablation — {label_models(models)}", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def condition_label(row: pd.Series) -> str:
+    """A controller, or the standard controller with a memory other than the transcript."""
+    return row.controller if row.memory == "full" else f"{row.controller} + {row.memory}"
+
+
+MAIN_ORDER = ["standard", "gated", "stateqgp"]  # then the standard controller with each other memory
+MEMORY_HATCH = {"memgpt": "//", "langgraph-store": ".."}  # a memory baseline: the standard controller's grey, hatched
+
+
+def plot_main(table: pd.DataFrame) -> plt.Figure:
+    """Success (± task-bootstrap SD) per model (groups) and condition (bars) of the main table."""
+    table = table.assign(condition=table.apply(condition_label, axis=1))
+    models = model_order(list(table.model))
+    conditions = sorted(set(table.condition), key=lambda c: (MAIN_ORDER.index(c) if c in MAIN_ORDER else 9, c))
+    fig, ax = plt.subplots(figsize=(7.2, 3.4))
+    width = 0.8 / max(1, len(conditions))
+    for i, condition in enumerate(conditions):
+        rows = table[table.condition == condition].set_index("model").reindex(models)
+        run = rows.success.notna().to_numpy()
+        controller, _, memory = condition.partition(" + ")
+        x = np.arange(len(models)) + i * width
+        ax.bar(x[run], rows.success[run], width, yerr=rows.success_sd[run], capsize=2, label=condition,
+               color=CONTROLLER_COLORS.get(controller, "#8c8c8c"), hatch=MEMORY_HATCH.get(memory),
+               edgecolor="white", linewidth=0.5)
+    ax.set_xticks(np.arange(len(models)) + width * (len(conditions) - 1) / 2, models, fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success rate (± task-bootstrap SD)")
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
+    ax.set_title(f"RepoScan: success per controller and memory — {label_models(models)}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def main_takeaway(table: pd.DataFrame) -> str:
+    """One line per model: StateQGP's success beside the standard controller's (transcript memory)."""
+    own = table[table.memory == "full"].set_index(["model", "controller"]).success
+    lines = [f"{model}: stateqgp {own[model, 'stateqgp']:.3f}, standard {own[model, 'standard']:.3f}"
+             for model in model_order(list(table.model))
+             if (model, "stateqgp") in own.index and (model, "standard") in own.index]
+    return "\n".join(lines) or "no model ran both stateqgp and standard"
