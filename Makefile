@@ -35,6 +35,7 @@ browser:  # the viewer's browser tests (only the test suite needs a browser)
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; }
 
 test: install browser
+	$(PY) -m mypy  # src/ type-checks clean at the strictness pyproject.toml [tool.mypy] states
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
 	test -f data/corpus/documents.jsonl || $(PY) -m pushbench.tasks.corpus.build  # the corpus family's corpus
 	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pushbench.backends.native import EpisodeRun, apply, control, decode, start_memory, step, stopped
 from pushbench.memory.base import Event, bind_llm, memory_tools
@@ -31,6 +31,7 @@ from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES, Entry, UnknownNa
 from pushbench.runner.files import read_done, sort_jsonl, trace_name, write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family, load_tasks
+from pushbench.tools.base import ToolCall
 from pushbench.viewer.timeline import Turn, walk
 
 
@@ -178,7 +179,7 @@ def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], me
         message = messages[call_at]
         memory.ingest(Event(run.env.steps + 1, "action", message))
         run.transcript.append(message)
-        call = decode(turn_from_message(message).call)
+        call = decode(cast(ToolCall, turn_from_message(message).call))  # a memory call's message holds its call
         text = memory.handle(call)
         if side is not None and text != messages[reply_at].get("content"):
             raise ForkError(f"replay diverged before step {run.env.steps + 1}: the memory's reply to "

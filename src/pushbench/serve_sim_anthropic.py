@@ -136,6 +136,7 @@ def stream_events(msg: dict[str, Any]) -> list[dict[str, Any]]:
     head = {**msg, "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {**usage, "output_tokens": 0}}
     events: list[dict[str, Any]] = [{"type": "message_start", "message": head}]
+    start: dict[str, Any]
     for index, block in enumerate(msg["content"]):
         if block["type"] == "text":
             start, deltas = {"type": "text", "text": ""}, [

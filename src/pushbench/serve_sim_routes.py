@@ -98,7 +98,7 @@ def register(app: FastAPI, server: SimServer, models: dict[str, str]) -> None:
             server.stats["rejected"] += 1
             message, param = problem
             code = "model_not_found" if param == "model" else None
-            return _bad(message, param or None, code) if param else _error(400, message, "invalid_request_error")
+            return _bad(message, param, code) if param else _error(400, message, "invalid_request_error")
         history: list[dict[str, Any]] = []
         if body.get("previous_response_id") is not None:
             found = conversations.history(body["previous_response_id"])

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 from scipy.special import comb
 from scipy.stats import norm
 
-Episodes = pd.DataFrame | Mapping[str, Sequence[float]]
+Episodes: TypeAlias = pd.DataFrame | Mapping[str, Sequence[float]]
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,7 @@ def success_vs_length(
     centers = (np.arange(len(n)) + 0.5 + np.floor(x.min() / bin_width)) * bin_width
     labels = _segments(n > 0)
     z = norm.ppf(0.5 + confidence / 2)
-    frames = []
+    frames: list[pd.DataFrame] = []
     for lab in range(labels.max() + 1):
         sel = labels == lab
         if sel.sum() < min_bins or n[sel].sum() < min_tasks:

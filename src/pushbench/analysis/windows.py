@@ -10,6 +10,8 @@ from the recall stage, model-free evidence recall) against the window for every 
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
@@ -71,7 +73,7 @@ def sensitivity_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd
             row[f"{window_label(PROOF_WINDOW)}_{memory}"] = _rate(proof[proof.memory == memory], n_resamples, seed)[0]
         full = row.get(f"{window_label(PROOF_WINDOW)}_full")
         row["memory_bound"] = bool("unlimited_full" in row and full is not None
-                                   and row["unlimited_full"] >= SOLVED and 1 - float(full) >= BOUND)
+                                   and cast(float, row["unlimited_full"]) >= SOLVED and 1 - cast(float, full) >= BOUND)
         rows.append(row)
     return pd.DataFrame(rows)
 

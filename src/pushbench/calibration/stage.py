@@ -103,10 +103,10 @@ def calibrate_one(settings: Settings, target: Target) -> tuple[dict[str, Any], l
     contexts, points = build_points(settings, target)
     layouts: list[Layout] = [layout(c, prior) for c in contexts]
     result: FitResult = fit(prior, layouts, points)
-    fitted = replace(prior, **result.params)
+    fitted = replace(prior, **result.params)  # type: ignore[arg-type]  # the fitted names are float fields
     expected = predict(fitted, layouts, points)
     probed = probe_points(fitted, contexts, points, settings.repetitions, settings.seed)
-    rows = [{"profile": target.profile, "source": p.source, "point": p.label, "published": round(p.value, 6),
+    rows: list[dict[str, Any]] = [{"profile": target.profile, "source": p.source, "point": p.label, "published": round(p.value, 6),
              "expected": round(float(e), 6), "probe": round(q, 6), "context_tokens": layouts[p.context].total,
              "model": target.litm_model if p.source == "litm" else target.ruler_model}
             for p, e, q in zip(points, expected, probed)]

@@ -96,8 +96,8 @@ class CleanGroup(TyperGroup):
         code = int(getattr(err, "exit_code", 1))
         if debug and code != 2:
             raise err
-        usage = code == 2 and ctx is not None  # a usage error: name the help to read
-        _say(err.format_message() + (f" (see `{ctx.command_path} --help`)" if usage else ""))
+        hint = f" (see `{ctx.command_path} --help`)" if code == 2 and ctx is not None else ""  # a usage error
+        _say(err.format_message() + hint)
         return code
 
 

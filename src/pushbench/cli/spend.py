@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import textwrap
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import typer
 
 from pushbench import config
 from pushbench.cli.base import UserError
 from pushbench.cli.tables import LEGEND, TableFormat, print_table
+from pushbench.policies.base import EndpointPolicy
 
 MAX_COST = typer.Option(None, "--max-cost", min=0.0, help="Stop once this run's API calls cost this many US "
                         "dollars at list prices (--prices); a rerun goes on without paying again.")
@@ -52,7 +53,7 @@ def check_endpoint(model: str, options: dict[str, Any]) -> None:
     from pushbench.policies import make_policy
 
     try:
-        policy = make_policy(model, **options)
+        policy = cast(EndpointPolicy, make_policy(model, **options))  # an API model (the caller's `api`)
         try:
             policy.check_endpoint()
         finally:

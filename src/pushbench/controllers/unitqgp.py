@@ -19,7 +19,7 @@ changed since the last checker run, last checker result) and acts only through m
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from pushbench import guidance
 from pushbench.controllers.base import Controller, Intercept, final_gate
@@ -31,9 +31,9 @@ class UnitQGPController(Controller):
 
     def __init__(self, stale_limit: int = 8):
         self.stale_limit = stale_limit
-        self.failed: set[str] = set()
+        self.failed: set[str | None] = set()  # a rejection logged without a unit is kept as None
         self.attempted: set[str] = set()
-        self.recovered: set[str] = set()
+        self.recovered: set[str | None] = set()
         self.since_work = 0  # executed steps since the last answer, edit, checker run or submit
         self.last_key: tuple[str, str] | None = None
         self.focus: str | None = None  # the unit of the agent's latest unit action
@@ -68,9 +68,9 @@ class UnitQGPController(Controller):
         unit = args.get("unit")
         record = env.records.get(unit) if isinstance(unit, str) else None
         if record is not None and record.state == "passed" and call.name != "status":
-            return Intercept(f"{guidance.already_accepted(unit)}\n{self._next_line(env, exclude=unit)}")
+            return Intercept(f"{guidance.already_accepted(cast(str, unit))}\n{self._next_line(env, exclude=unit)}")
         if record is not None and call.name == env.submit_tool:
-            steer = self._steer_submit(unit, record, call, env)
+            steer = self._steer_submit(cast(str, unit), record, call, env)  # a record exists only for a str unit
             if steer is not None:
                 return steer
         if repeat and call.name in (*env.read_tools, env.checker_tool):

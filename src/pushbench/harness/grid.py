@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, cast
 
 from pushbench.harness import zygote
 from pushbench.harness.launcher import STANDIN_PREFIX, AgentSpec, EpisodePlan, run_agent_episode
@@ -103,7 +103,7 @@ def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1, fork_se
 
 def _indexes(plans: list[EpisodePlan]) -> list[zygote.Index]:
     """The search indexes the grid's servers use: snapshot trees as the server resolves them."""
-    return sorted({zygote.Index(str(Path(p.snapshot_root).resolve()), p.task.repo, int(p.task.settings["max_results"]),
+    return sorted({zygote.Index(str(Path(p.snapshot_root).resolve()), cast(str, p.task.repo), int(p.task.settings["max_results"]),
                                 int(p.task.settings["page_size"])) for p in plans if _forkable(p)},
                   key=lambda i: (i.repo, i.snapshot_root, i.max_results, i.page_size))
 

@@ -286,7 +286,7 @@ def preflight(plan: EpisodePlan) -> None:
         if plan.transport not in declared.transports:
             raise ValueError(f"{declared.name} declares MCP entries for {', '.join(declared.transports)} only; "
                              f"use --transport {declared.transports[0]}")
-    if not (Path(plan.snapshot_root) / plan.task.repo).is_dir():
+    if plan.task.repo is None or not (Path(plan.snapshot_root) / plan.task.repo).is_dir():
         raise ValueError(f"snapshot {plan.task.repo!r} is not extracted under {plan.snapshot_root}")
     if not hidden_path("reposcan", plan.task.task_id, Path(plan.data_root) / "hidden").is_file():
         raise ValueError(f"no hidden answers for {plan.task.task_id}; build the manifests first")
@@ -321,7 +321,7 @@ def run_agent_episode(plan: EpisodePlan, folder: Path) -> EpisodeOutcome:
         seed = int(plan.spec.policy_seed(int(config.params("seed"))))
         if plan.agent.sim_model:
             sim = products.start_sim(free_port(), seed, folder, tool_prefixes=_prefixes(plan))
-        argv, env = agent_launch(plan, folder, placeholder_values(plan, folder, prompt, url, sim and sim.url))
+        argv, env = agent_launch(plan, folder, placeholder_values(plan, folder, prompt, url, sim.url if sim else None))
         code, timed_out = run_process(argv, env, folder / "workdir", plan.timeout, folder)
         if server is None:
             reap_server(log_dir)

@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pushbench import config
 from pushbench.harness.declaration import Declaration, file_text, render
@@ -77,7 +77,7 @@ def product_values(declaration: Declaration, server: str, values: dict[str, Any]
            "task_tools_csv": ",".join(task_tools), "deny_tools": list(declaration.deny_tools),
            "deny_tools_csv": ",".join(declaration.deny_tools),
            "deny_tools_off": dict.fromkeys(declaration.deny_tools, False)}
-    transport = "http" if values.get("mcp_url") else "stdio"
+    transport: Literal["stdio", "http"] = "http" if values.get("mcp_url") else "stdio"
     out["mcp_entry"] = render(declaration.mcp[transport], out)
     return out
 

@@ -23,10 +23,11 @@ or pass the thread id as ``namespace``) so nodes can read the same store; nothin
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
-from langgraph.store.base import SearchOp
+from langgraph.store.base import IndexConfig, SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from pushbench import guidance
@@ -55,7 +56,7 @@ class LangGraphStoreMemory:
 
     def start(self, system: str, task: str) -> None:
         self.embedder = HashingEmbedder(self.dims)
-        self.store = InMemoryStore(index={"embed": self._embed, "dims": self.dims, "fields": ["text"]})
+        self.store = InMemoryStore(index=IndexConfig(embed=self._embed, dims=self.dims, fields=["text"]))
         self.task = task
         self.head = [{"role": "system", "content": system}, {"role": "user", "content": task}]
         self.head_tokens = count_message_tokens(self.head)
@@ -68,8 +69,8 @@ class LangGraphStoreMemory:
         self.vectors = np.zeros((256, self.dims), dtype=np.float32)  # the store's vectors, by item index
         self.block_tokens: dict[int, int] = {}
 
-    def _embed(self, texts: list[str]) -> list[Any]:
-        return self.embedder.embed_documents(texts)
+    def _embed(self, texts: Sequence[str]) -> list[Any]:
+        return self.embedder.embed_documents(list(texts))
 
     def ingest(self, event: Event) -> None:
         index = len(self.messages)
@@ -126,7 +127,8 @@ class LangGraphStoreMemory:
     def _store_search(self, before: int) -> list[list[int]]:
         flt = {"index": {"$lt": before}}
         ops = [SearchOp(self.namespace, filter=flt, limit=self.top_k, query=q) for q in (self.task, self.current)]
-        return [[item.value["index"] for item in result if (item.score or 0) > 0] for result in self.store.batch(ops)]
+        results = cast(list[list[SearchItem]], self.store.batch(ops))  # a SearchOp's result is a list of SearchItem
+        return [[item.value["index"] for item in result if (item.score or 0) > 0] for result in results]
 
     def _memory_message(self, cap: int) -> dict[str, Any] | None:
         self.retrieved = []

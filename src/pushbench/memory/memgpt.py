@@ -108,6 +108,7 @@ def plain(message: dict[str, Any]) -> dict[str, Any]:
 
 class MemGPTMemory:
     name = "memgpt"
+    view: list[dict[str, Any]] | None  # the compiled messages, until the memory changes
 
     def __init__(self, block_limit: int = BLOCK_LIMIT):
         self.block_limit = block_limit
@@ -199,7 +200,7 @@ class MemGPTMemory:
         self.system_message = {"role": "system",
                                "content": f"{self.base_system}\n\n{INSTRUCTIONS}\n\n{stats}\n{blocks}"}
         self.system_tokens = count_message_tokens([self.system_message]) - 3
-        self.view: list[dict[str, Any]] | None = None
+        self.view = None
 
     # --- eviction ----------------------------------------------------------------------------
     def _cut(self, budget: int) -> int:

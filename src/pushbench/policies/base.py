@@ -38,6 +38,14 @@ class Policy(Protocol):
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn: ...
 
 
+class EndpointPolicy(Policy, Protocol):
+    """A policy behind an API endpoint: checked before the first paid call, closed after."""
+
+    def check_endpoint(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 def tool_call_message(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
     args = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
     return {"role": "assistant", "content": None, "tool_calls": [

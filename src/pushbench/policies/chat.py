@@ -69,7 +69,8 @@ def _message(err: Exception) -> str:
     """An SDK error's own message, in one short line."""
     body = getattr(err, "body", None)
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner: dict[str, Any] = error if isinstance(error, dict) else body
         if isinstance(inner.get("message"), str):
             return " ".join(inner["message"].split())[:300]
     return " ".join(str(err).split())[:300]
@@ -287,7 +288,7 @@ class ChatPolicy:
             self._spent += time.monotonic() - started
 
     # --- the transport (``LiteLLMPolicy`` replaces these two) ----------------------------------
-    transport_errors: tuple[type[BaseException], ...] = (openai.OpenAIError,)
+    transport_errors: tuple[type[Exception], ...] = (openai.OpenAIError,)
 
     def _send(self, body: dict[str, Any], content: bytes, timeout: float) -> Any:
         return self.client().post(COMPLETIONS, cast_to=ChatCompletion, content=content, options={"timeout": timeout})

@@ -113,7 +113,8 @@ def iter_ray_rows(jobs: list[tuple], workers: int, concurrency: int, policy_opti
     with ray_session(workers) as ray:
         submit, actors = _submitter(ray, jobs, workers, concurrency, policy_options, meter)
         window = 2 * max(1, int(ray.cluster_resources().get("CPU", 1))) + max(1, concurrency) * len(actors)
-        queue, pending = list(reversed(jobs)), {}
+        queue = list(reversed(jobs))
+        pending: dict[Any, Any] = {}  # Ray object ref -> its job
         try:
             while queue or pending:
                 while queue and len(pending) < window:

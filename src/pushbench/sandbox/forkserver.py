@@ -28,7 +28,7 @@ import time
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import IO, Any, Mapping, Sequence, cast
 
 from pushbench.sandbox.jail import Bind, _command, bwrap_path, interpreter
 from pushbench.sandbox.process import Limits, SandboxResult, _kill_group, _limiter
@@ -62,6 +62,7 @@ class ForkServer:
         self._proc = subprocess.Popen(command, cwd="/", env=dict(env), stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
                                       start_new_session=True, preexec_fn=_limiter(SERVER_LIMITS))
+        self._stdin, self._stdout = cast(IO[bytes], self._proc.stdin), cast(IO[bytes], self._proc.stdout)  # both PIPE
         self._buffer = b""
         if self._read_line(START_SECONDS) != b"ready":
             self.close()
@@ -79,14 +80,15 @@ class ForkServer:
             if not self.alive:
                 return None
             try:
-                self._proc.stdin.write(json.dumps(request).encode() + b"\n")
-                self._proc.stdin.flush()
+                self._stdin.write(json.dumps(request).encode() + b"\n")
+                self._stdin.flush()
             except OSError:
                 self.close()
                 return None
             line = self._read_line(limits.wall_seconds + GRACE_SECONDS)
+            reply: Any
             try:
-                reply = json.loads(line) if line else None
+                reply = json.loads(line) if line else None  # None: the indexing below raises TypeError
                 result = SandboxResult(reply["returncode"], reply["output"], reply["timed_out"], reply["truncated"])
             except (ValueError, KeyError, TypeError):
                 self.close()
@@ -98,7 +100,7 @@ class ForkServer:
     def _read_line(self, timeout: float) -> bytes | None:
         """One line from the server, or ``None`` on EOF or timeout (the server is then stopped)."""
         deadline = time.monotonic() + timeout
-        fd = self._proc.stdout.fileno()
+        fd = self._stdout.fileno()
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             ready, _, _ = select.select([fd], [], [], max(0.0, remaining))
@@ -114,7 +116,7 @@ class ForkServer:
         if self._proc.poll() is None:
             _kill_group(self._proc.pid)
         self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
+        for stream in (self._stdin, self._stdout):
             try:
                 stream.close()
             except OSError:

@@ -85,11 +85,12 @@ def run_as_main(module):
     ResourceWarnings) happen as in a fresh run, and an error's traceback starts where its would."""
     sys.modules["__main__"] = types.ModuleType("__main__")
     try:
-        runpy._run_module_as_main(module, alter_argv=True)
+        runpy._run_module_as_main(module, alter_argv=True)  # type: ignore[attr-defined]  # private: runs as `python -m` does
     except SystemExit:
         raise
     except BaseException as error:
-        error.__traceback__ = error.__traceback__.tb_next  # from runpy's frame on, as python -m prints it
+        frame = error.__traceback__  # a caught exception has one
+        error.__traceback__ = frame.tb_next if frame else None  # from runpy's frame on, as python -m prints it
         sys.excepthook(type(error), error, error.__traceback__)
         sys.exit(1)
     sys.exit(0)

@@ -145,8 +145,8 @@ def _command(exe: str, argv: list[str], binds: Sequence[Bind], cwd: str, env: Ma
     for bind in binds:
         args += ["--bind" if bind.writable else "--ro-bind", str(bind.host), bind.inside]
     system = [Path("/usr"), Path("/etc"), *(Path(b.inside) for b in binds if b.inside == str(b.host))]
-    for path in masked_paths(system):  # e.g. a project kept under /usr/local or inside the interpreter's folder
-        args += ["--tmpfs", str(path)]
+    for masked in masked_paths(system):  # e.g. a project kept under /usr/local or inside the interpreter's folder
+        args += ["--tmpfs", str(masked)]
     args += ["--remount-ro", "/", "--chdir", cwd, "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]

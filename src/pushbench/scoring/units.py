@@ -29,7 +29,7 @@ def unit_metrics(events: list[dict[str, Any]], units: list[dict[str, Any]],
     for event in events:
         info = event.get("info") or {}
         unit = info.get("unit") if event["kind"] == "call" else event.get("item")
-        if unit not in results:
+        if not isinstance(unit, str) or unit not in results:  # results are keyed by unit name
             continue
         row = results[unit]
         if event["kind"] == "verdict":

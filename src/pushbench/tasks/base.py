@@ -4,6 +4,7 @@ the declaration a family's package makes about itself (``Declaration``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -105,7 +106,7 @@ class MindSpec:
     equals a task's tools, so sharing some tool names never hands a family another family's mind."""
 
     target: str
-    tools: frozenset[str]
+    tools: AbstractSet[str]  # kept as a frozenset
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools", frozenset(self.tools))
@@ -130,7 +131,7 @@ class Declaration:
     family: str
     mind: MindSpec | None = None
     deliverable: Deliverable | None = None
-    roles: frozenset[str] = field(default_factory=frozenset)
+    roles: AbstractSet[str] = field(default_factory=frozenset)  # kept as a frozenset
     summary: tuple[str, ...] = ()
     evidence: str | None = None
 

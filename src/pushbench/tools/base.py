@@ -20,7 +20,7 @@ import re
 import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, cast
 
 import fastjsonschema
 
@@ -80,7 +80,7 @@ def tool(description: str, **properties: dict[str, Any]) -> Callable[[Callable],
     """
     def mark(method: Callable) -> Callable:
         required = [k for k, v in properties.items() if "default" not in v]
-        method.__tool__ = (description, {"type": "object", "properties": properties,
+        cast(Any, method).__tool__ = (description, {"type": "object", "properties": properties,
                                          "required": required, "additionalProperties": False})
         return method
     return mark
@@ -112,6 +112,7 @@ def nesting_depth(value: Any) -> int:
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, (list, tuple)):

@@ -15,6 +15,7 @@ the lowest-priority block dropped while it is over.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from pushbench import guidance
 from pushbench.memory.acg.units import Unit, UnitStore
@@ -162,7 +163,7 @@ class Renderer:
                   slots: list[_Slot], reqs: list[str], budget: int) -> Rendered:
         while admitted:
             out = self._layout(view, store, current_event, admitted, reqs)
-            tokens = 6 + self.cost(out.text.split("\n"))  # overhead and priming + the lines (see the class notes)
+            tokens = 6 + self.cost(cast(str, out.text).split("\n"))  # _layout always sets the text; overhead and priming + the lines (see the class notes)
             if tokens > budget - NEAR:
                 tokens = count_message_tokens([{"role": "user", "content": out.text}])
             if tokens <= budget:

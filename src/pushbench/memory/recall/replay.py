@@ -23,7 +23,7 @@ What needed a model in the recorded run is treated so that no step is invented:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from pushbench.backends.native import call_origins, decode, system_prompt
 from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP, Event, bind_llm, bind_requirements
@@ -103,7 +103,7 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
         view = list(builder.render(budget))  # a builder may keep appending to the list it returned
         builder.ingest(Event(step + 1, "action", message))
         if is_memory:
-            _memory_call(builder, call, reply, step, stats)
+            _memory_call(builder, call, cast(dict[str, Any], reply), step, stats)  # is_memory: a tool reply
             internal, i = internal + 1, i + 2
             continue
         yield TurnView(step, message, view)
@@ -112,6 +112,7 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
         if not answered:
             i += 1  # the episode ended on this turn (a stop the controller let through)
             continue
+        assert reply is not None  # answered
         step += 1
         origin = ({"controller": recording.controller.name, "requirements": []} if call is None else
                   {"tool": call.name, "arguments": decode(call).arguments, "call_id": call.call_id,

@@ -101,7 +101,7 @@ WORK_UNIT_PRIORS: dict[str, dict[str, float]] = {
     "pro": {"pass_as_done": 0.1},  # strong models rarely treat a pass as a submit
     "perfect": {"pass_as_done": 0.0},  # the reference bound never does
 }
-PRIORS = {name: replace(p, **WORK_UNIT_PRIORS.get(name, {})) for name, p in PRIORS.items()}
+PRIORS = {name: replace(p, **WORK_UNIT_PRIORS.get(name, {})) for name, p in PRIORS.items()}  # type: ignore[arg-type]
 
 
 def load_fitted(path: Path | None = None) -> dict[str, dict[str, object]]:
@@ -123,7 +123,7 @@ def calibrated(priors: dict[str, Profile], fitted: dict[str, dict[str, object]])
         if name in out:
             values: dict[str, object] = dict(entry["params"])  # type: ignore[call-overload]
             params = {k: float(v) for k, v in values.items() if k in RECALL_PARAMS}  # type: ignore[arg-type]
-            out[name] = replace(out[name], calibrated_to=str(entry["calibrated_to"]), **params)
+            out[name] = replace(out[name], calibrated_to=str(entry["calibrated_to"]), **params)  # type: ignore[arg-type]
     return out
 
 
@@ -168,4 +168,4 @@ def get_profile(name: str, **overrides: object) -> Profile:
     if window is not None:
         overrides = {"window": window, **overrides}
     warn_uncalibrated(key)
-    return replace(PROFILES[key], **overrides) if overrides else PROFILES[key]
+    return replace(PROFILES[key], **overrides) if overrides else PROFILES[key]  # type: ignore[arg-type]

@@ -324,7 +324,7 @@ def _same_call(a: tuple[str, Any], b: tuple[str, Any], tools: list[dict[str, Any
                 args = json.loads(args or "{}")
             except json.JSONDecodeError:
                 return name, args
-        props = next((t.get("function", {}).get("parameters", {}).get("properties", {}) for t in tools
+        props: dict[str, Any] = next((t.get("function", {}).get("parameters", {}).get("properties", {}) for t in tools
                       if t.get("function", {}).get("name") == name), {})
         defaults = {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
         return name, json.dumps({**defaults, **(args or {})}, sort_keys=True, default=str)

@@ -10,7 +10,7 @@ hard negatives go to ``data/hidden/corpus/`` only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pushbench import config
 from pushbench.tasks.base import BuiltTask, TaskSpec
@@ -129,7 +129,7 @@ class CorpusFamily:
                 "documents_opened": len(opened - {None}),
                 "evidence_recall": round(len(evidence - {None}) / n_evidence, 6),
                 "confidence": confidence,
-                "calibration_error": round(abs(float(confidence) - float(correct)), 6) if answer else None}
+                "calibration_error": round(abs(float(cast(float, confidence)) - float(correct)), 6) if answer else None}
 
     def warm(self, tasks: list[TaskSpec]) -> None:
         """Build the corpus index (the runner, before forking)."""

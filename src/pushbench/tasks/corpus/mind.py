@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -283,7 +283,7 @@ class Plan:
                 return "answer", candidate
             if any(r is False for r in results):
                 continue
-            return next(r for r in results if r is not True)
+            return cast("tuple[str, Any] | None", next(r for r in results if r is not True))  # no False left
         return None
 
     def _order(self) -> list[Clue]:

@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, cast
 
 _UNDERLINE = re.compile(r"^([=\-~^*+#`'\"])\1{2,}\s*$")
 _MD_HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
@@ -117,11 +117,12 @@ def _object_sections(project: str, rel: str, module: str, node: ast.AST, owner: 
     what = "class" if is_class else ("method" if owner else "function")
     doc = ast.get_docstring(node)
     if doc:
-        head = f"class {node.name}" if is_class else f"def {node.name}({_signature(node)})"
+        params = "" if isinstance(node, ast.ClassDef) else _signature(node)
+        head = f"class {node.name}" if is_class else f"def {node.name}({params})"
         name = f"{module}.{qualname}"
         yield Section("docstring", project, rel, qualname, f"{name} ({what} docstring)", f"{head}\nmodule: {module}\n\n{doc}",
                       {"module": module, "qualname": qualname, "name": name, "object": what,
-                       "params": "" if is_class else _signature(node)})
+                       "params": params})
     if is_class and not owner:
         for child in node.body:
             yield from _object_sections(project, rel, module, child, qualname)
@@ -131,7 +132,8 @@ def _object_sections(project: str, rel: str, module: str, node: ast.AST, owner: 
 def _releases(text: str) -> Iterator[tuple[str, str, list[str]]]:
     """(version, date, lines) per release of a changelog."""
     lines = text.splitlines()
-    version, date, body = None, "", []
+    version: str | None = None
+    date, body = "", list[str]()
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         heading = release_heading(line, nxt)

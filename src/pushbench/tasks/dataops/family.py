@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pushbench import config, guidance
 from pushbench.tasks.dataops import data as src
@@ -86,11 +86,11 @@ def candidate_recipes(root: str) -> dict[str, list[dict[str, Any]]]:
         value = src.header_value(src.pkg_info(root, repo).splitlines(), field)
         for mode in ("wrong", "missing"):
             meta.append({"form": mode, "repo": repo, "file": "PKG-INFO", "field": field, "truth": truth,
-                         "key": key, "wrong": wrong_value(field, value) if mode == "wrong" else ""})
+                         "key": key, "wrong": wrong_value(field, cast(str, value)) if mode == "wrong" else ""})
     for (repo, key), field in TOML_TRUTH.items():
         value = src.toml_value(src.project_table(root, repo).splitlines(), key)
         meta.append({"form": "wrong", "repo": repo, "file": "pyproject.toml", "field": key, "truth": "PKG-INFO",
-                     "key": field, "wrong": wrong_value(key, value)})
+                     "key": field, "wrong": wrong_value(key, cast(str, value))})
     cons: list[dict[str, Any]] = []
     for name, ds in src.DATASETS.items():
         cons.append({"form": "instances", "dataset": name})

@@ -95,11 +95,13 @@ class PlanningEnv(Environment):
         bad = sorted(set(f) - allowed[catalog])
         if bad:
             raise ToolError(f"filter(s) {', '.join(bad)} do not apply to {catalog}; use {', '.join(sorted(allowed[catalog]))}.")
-        table = {"products": list(w.products.values()), "hotels": list(w.hotels.values()),
-                 "flights": [t for t in w.transports.values() if t.mode == "flight"],
-                 "trains": [t for t in w.transports.values() if t.mode == "train"],
-                 "restaurants": [v for v in w.venues.values() if v.kind == "restaurant"],
-                 "attractions": [v for v in w.venues.values() if v.kind == "attraction"]}[catalog]
+        tables: dict[str, list[Any]] = {
+            "products": list(w.products.values()), "hotels": list(w.hotels.values()),
+            "flights": [t for t in w.transports.values() if t.mode == "flight"],
+            "trains": [t for t in w.transports.values() if t.mode == "train"],
+            "restaurants": [v for v in w.venues.values() if v.kind == "restaurant"],
+            "attractions": [v for v in w.venues.values() if v.kind == "attraction"]}
+        table = tables[catalog]
         lo, hi = int(round(f.pop("min_price", 0) * 100)), f.pop("max_price", 0)
         rating = int(round(f.pop("min_rating", 0) * 10))
         top = int(round(hi * 100)) if hi else 0

@@ -88,7 +88,7 @@ def interleave(made: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[s
     for group, task in made:
         groups.setdefault(group, []).append(task)
     order = sorted(groups)
-    out = []
+    out: list[Any] = []
     for rank in range(max(map(len, groups.values()), default=0)):
         for group in order:
             if rank < len(groups[group]):

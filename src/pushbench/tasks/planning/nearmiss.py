@@ -5,6 +5,7 @@ for free, so the generators keep only requirements that have one.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pushbench.tasks.planning import rules
@@ -25,7 +26,7 @@ def failure_sets(world: World, settings: dict[str, Any], pool: list[dict[str, An
 
 
 def choose(pool: list[dict[str, Any]], wanted: int, failures: list[tuple[frozenset[str], dict[str, Any]]],
-           keep: set[str] = frozenset()) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+           keep: AbstractSet[str] = frozenset()) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Requirements taken in pool order (``keep`` ids always) such that each has a variant failing it
     alone among those taken; with that near miss per requirement id."""
     chosen: list[dict[str, Any]] = [r for r in pool if r["id"] in keep]

@@ -162,7 +162,7 @@ class ShopPlanner(_Base):
                 if (action := self.search(self._search_args(cat, w), w["serves"])) is not None:
                     return action
             want_b = self._wants(pair["b"], {}, products)
-            b_cost = {}
+            b_cost: dict[str, Any] = {}
             for p in products.values():
                 if p["category"] == pair["b"] and self._fits(p, want_b):
                     b_cost[p["brand"]] = min(b_cost.get(p["brand"], 10**12), p["price"] * want_b["qty"])

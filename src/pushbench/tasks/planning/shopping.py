@@ -134,10 +134,10 @@ def make_task(world: World, rng: random.Random, level: int, n_range: tuple[int, 
     extra: list[dict[str, Any]] = []
     for i, (p, q) in enumerate(zip(products, qtys)):
         reqs.append(_spec(world, rng, p, level, paired and i < 2))
-        pool = _item_requirements(world, rng, p, q)
+        stated = _item_requirements(world, rng, p, q)
         if q > 1:
-            reqs.append(pool.pop(0))  # a quantity above one is always stated
-        extra += pool
+            reqs.append(stated.pop(0))  # a quantity above one is always stated
+        extra += stated
     if paired:
         reqs.append({"kind": "pairing", "a": products[0].category, "b": products[1].category})
     rng.shuffle(extra)

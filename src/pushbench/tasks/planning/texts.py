@@ -6,7 +6,7 @@ SimLM mind reads the task with them: a careful reader of the sentence gets the s
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from pushbench.tasks.planning.world import CATEGORIES, COLOURS, CUISINES
 
@@ -105,7 +105,7 @@ def parse_requirement(text: str) -> dict[str, Any] | None:
         if kind == "item":
             attrs = {k: v for k, v in (("colour", g[0]), ("brand", g[2]), ("size", g[3])) if v}
             return {"kind": kind, "category": g[1], "attrs": attrs}
-        simple = {"quantity": lambda: {"qty": int(g[0]), "category": g[1]},
+        simple: dict[str, Callable[[], dict[str, Any]]] = {"quantity": lambda: {"qty": int(g[0]), "category": g[1]},
                   "rating": lambda: {"category": g[0], "min": int(round(float(g[1]) * 10))},
                   "price": lambda: {"category": g[0], "max": parse_money(g[1])},
                   "budget": lambda: {"max": parse_money(g[1]), "scope": "cart" if g[0].startswith("total") else "trip"},

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 _WORD = re.compile(r"[A-Za-z]+|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -47,7 +48,7 @@ class CodeUnit:
     doc: str | None  # first line of the docstring, if any
     doc_line: int  # where the docstring starts (0 when there is none)
     body: list[tuple[int, str]]  # remaining source lines (docstring excluded)
-    node: ast.AST = field(repr=False, compare=False)
+    node: Any = field(repr=False, compare=False)  # the def's AST node; None once a search index drops it
 
     @property
     def name(self) -> str:
@@ -65,13 +66,14 @@ class CodeUnit:
 
 def _docstring_span(node: ast.AST) -> tuple[int, int] | None:
     body = getattr(node, "body", [])
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[0].lineno, body[0].end_lineno or body[0].lineno
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.lineno, first.end_lineno or first.lineno
     return None
 
 
-def _make_unit(rel: str, qual: str, node: ast.AST, lines: list[str]) -> CodeUnit:
+def _make_unit(rel: str, qual: str, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+               lines: list[str]) -> CodeUnit:
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     body_start = node.body[0].lineno
     header_end = max(node.lineno, body_start - 1)

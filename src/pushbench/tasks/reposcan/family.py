@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pushbench import config
 from pushbench.snapshots import snapshot_dir
@@ -118,13 +118,13 @@ class RepoScanFamily:
         """Build the code search of every snapshot these tasks search (the runner, before forking)."""
         for repo, results, size in sorted({(t.repo, t.settings["max_results"], t.settings["page_size"])
                                            for t in tasks}):
-            search_for(snapshot_dir(repo, config.SNAPSHOT_SRC), results, size)
+            search_for(snapshot_dir(cast(str, repo), config.SNAPSHOT_SRC), results, size)  # a RepoScan task names its snapshot
 
     def environment(self, task: TaskSpec, snapshot_root: Path | None = None, hidden_root: Path | None = None,
                     sink: Any = None) -> Any:
         from pushbench.tasks.reposcan.env import RepoScanEnv
 
-        tree = snapshot_dir(task.repo, snapshot_root or config.SNAPSHOT_SRC)
+        tree = snapshot_dir(cast(str, task.repo), snapshot_root or config.SNAPSHOT_SRC)
         search = search_for(tree, task.settings["max_results"], task.settings["page_size"])
         verifier = Verifier.for_item_set("reposcan", task.task_id, task.target, hidden_root, sink=sink)
         return RepoScanEnv(task, search, verifier)

@@ -108,7 +108,8 @@ class RepoScanMind(Mind):
                 self._add_notes(facts, note_facts(line), offset, step)
             return
         goal: Goal | None = state.get("goal")
-        hit_uid, hit_lines = None, []
+        hit_uid: str | None = None
+        hit_lines: list[Any] = []
 
         def flush() -> None:
             if hit_uid and goal:

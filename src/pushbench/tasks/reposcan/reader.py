@@ -131,4 +131,4 @@ def name_tokens(uid: str) -> list[str]:
     """Words of a hit's function name and module: what a searcher reuses in the next query."""
     path, qual = uid.split("::", 1)
     module = path.rsplit("/", 1)[-1].removesuffix(".py")
-    return tokenize(qual.rsplit(".", 1)[-1]) + tokenize(module)
+    return list(tokenize(qual.rsplit(".", 1)[-1]) + tokenize(module))

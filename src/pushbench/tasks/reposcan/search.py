@@ -66,10 +66,10 @@ class CodeSearch:
 
         rows, cols, tfs = [], [], []
         for doc, counter in enumerate(counts):
-            for term, tf in counter.items():
+            for term, count in counter.items():
                 rows.append(self._vocab.setdefault(term, len(self._vocab)))
                 cols.append(doc)
-                tfs.append(tf)
+                tfs.append(count)
         tf = np.asarray(tfs, dtype=np.float64)
         lengths = np.array([sum(c.values()) for c in counts], dtype=np.float64)
         norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / max(lengths.mean(), 1.0))

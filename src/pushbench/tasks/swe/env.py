@@ -110,7 +110,8 @@ class SweEnv(UnitEnvironment):
     def search_files(self, query: str) -> Observation:
         if _BAD_CHARS.search(query) or "\n" in query:
             raise ToolError("query must be one line of text without control characters")
-        hits, total = [], 0
+        hits: list[Any] = []
+        total = 0
         root = self.workspace.root
         for rel in python_files(root):
             try:
@@ -164,7 +165,7 @@ class SweEnv(UnitEnvironment):
         self._focus(unit)
         return self.checker_observation(unit)
 
-    def submit(self, unit: str) -> Observation:  # type: ignore[override]
+    def submit(self, unit: str) -> Observation:
         self._focus(unit)
         return super().submit(unit)
     submit.__tool__ = UnitEnvironment.submit.__tool__  # type: ignore[attr-defined]

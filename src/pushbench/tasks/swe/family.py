@@ -19,7 +19,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pushbench import config, guidance
 from pushbench.tasks.base import BuiltTask, TaskSpec
@@ -158,7 +158,7 @@ class SweFamily:
 
     def warm(self, tasks: list[TaskSpec]) -> None:
         """The snapshots' bytecode and fork-server probe, built before the runner forks (``runs.warm_workspaces``)."""
-        warm_workspaces(t.repo for t in tasks)
+        warm_workspaces(cast(str, t.repo) for t in tasks)  # every SWE task names its snapshot
 
     def release_idle(self) -> None:
         """Remove this process's idle workspace copies now (``pool``; Ray workers may be killed, not ended)."""
@@ -171,7 +171,7 @@ class SweFamily:
         hidden = load_hidden("swe", task.task_id, hidden_root)
         faults = {u: UnitFault(**{**row, "tests": tuple(row["tests"])}) for u, row in hidden["units"].items()}
         verifier = Verifier(task.task_id, task.target, lambda _item: False, sink=sink, retry_rejected=True)
-        ws = open_workspace(task.repo, snapshot_root)
+        ws = open_workspace(cast(str, task.repo), snapshot_root)
         try:
             inject(ws, list(faults.values()))
         except Exception:

@@ -26,7 +26,7 @@ import ast
 import re
 import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, cast
 
 OPERATORS = ("cmp", "return", "offby1", "bool", "not", "andor")
 NEGATE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
@@ -95,10 +95,11 @@ def own_nodes(func: ast.AST) -> Iterator[ast.AST]:
 
 
 def _one_line(*nodes: ast.AST) -> bool:
-    return all(getattr(n, "lineno", None) == getattr(n, "end_lineno", -1) == nodes[0].lineno for n in nodes)
+    return all(getattr(n, "lineno", None) == getattr(n, "end_lineno", -1) == getattr(nodes[0], "lineno", None)
+               for n in nodes)
 
 
-def _splice(line: str, start: int, end: int, text: str) -> str:
+def _splice(line: str, start: int, end: int | None, text: str) -> str:
     return line[:start] + text + line[end:]
 
 
@@ -154,7 +155,7 @@ def _counts(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
 
 def _negate_compare(node: ast.Compare, lines: list[str]) -> LineEdit | None:
     line = lines[node.lineno - 1]
-    start, end = node.left.end_col_offset, node.comparators[0].col_offset
+    start, end = cast(int, node.left.end_col_offset), node.comparators[0].col_offset  # one-line nodes (_one_line)
     segment = line[start:end]
     tokens = [m for m in _OP_TOKEN.finditer(segment)]
     if len(tokens) != 1 or type(node.ops[0]) not in NEGATE:
@@ -167,7 +168,7 @@ def _negate_compare(node: ast.Compare, lines: list[str]) -> LineEdit | None:
 
 def _swap_boolop(node: ast.BoolOp, lines: list[str]) -> LineEdit | None:
     line = lines[node.lineno - 1]
-    start, end = node.values[0].end_col_offset, node.values[1].col_offset
+    start, end = cast(int, node.values[0].end_col_offset), node.values[1].col_offset  # one-line nodes (_one_line)
     segment = line[start:end]
     word, other = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
     found = list(re.finditer(rf"\b{word}\b", segment))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -66,7 +66,7 @@ class SweMind(UnitMind):
     def parse_extra(self, reader: ContextReader, content: str, offset: int, step: int) -> None:
         state, facts = reader.state, reader.facts
         first = content.split("\n", 1)[0]
-        name, args = state.get("last_call") or ("", {})
+        name, args = cast("tuple[str, dict[str, Any]]", state.get("last_call") or ("", {}))
         if name == "edit":
             applied = first.startswith("edit: ")
             state.setdefault("edits", []).append({**args, "applied": applied, "step": step})
@@ -174,7 +174,7 @@ class SweMind(UnitMind):
         if evidence is None:  # only runs that crashed before any test (e.g. an import error)
             return "submit", {"unit": unit}
         tried = {(e["path"], e["old"], e["new"]) for e in self._own_edits(unit)}
-        names = suspects(evidence)
+        names: list[Any] = suspects(evidence)  # names, then (kind, path, line) reads
         test_frame = next((f for f in evidence.frames if _is_test(f.path)), None)
         if test_frame is not None:  # after the traceback's names: what the test body calls
             seen = self._lines(test_frame.path, ctx)

@@ -12,7 +12,7 @@ page by page (``read_lines`` a page, said in read_file's description), and an ed
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from pushbench.requirements import Requirement, validate_origins
 from pushbench.tasks.swe.env import SweEnv
@@ -44,7 +44,7 @@ class SweIssueEnv(SweEnv):
             text += f" Files are read page by page: lines 1-{lines}, {lines + 1}-{2 * lines}, and so on."
         return text
 
-    @tool(SweEnv.edit.__tool__[0], **SweEnv.edit.__tool__[1]["properties"])
+    @tool(cast(Any, SweEnv.edit).__tool__[0], **cast(Any, SweEnv.edit).__tool__[1]["properties"])
     def edit(self, path: str, old: str, new: str, unit: str = "") -> Observation:
         """SweEnv's edit; a long task's result also shows the file around the change (``edit_context``
         lines before and after), as an editor does."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pushbench import config
 from pushbench.tasks.base import BuiltTask, TaskSpec
@@ -117,7 +117,7 @@ class SweIssuesFamily:
 
     def warm(self, tasks: list[TaskSpec]) -> None:
         """The snapshots' bytecode and fork-server probe, built before the runner forks (``runs.warm_workspaces``)."""
-        warm_workspaces(t.repo for t in tasks)
+        warm_workspaces(cast(str, t.repo) for t in tasks)  # every SWE task names its snapshot
 
     def release_idle(self) -> None:
         """Remove this process's idle workspace copies now (``pool``; Ray workers may be killed, not ended)."""
@@ -135,7 +135,7 @@ class SweIssuesFamily:
             tests, rows = tuple(hidden["tests"]), hidden["faults"]
         faults = [UnitFault(**{**row, "tests": tuple(row["tests"])}) for row in rows]
         verifier = Verifier(task.task_id, task.target, lambda _item: False, sink=sink, retry_rejected=True)
-        ws = open_workspace(task.repo, snapshot_root)
+        ws = open_workspace(cast(str, task.repo), snapshot_root)
         try:
             inject(ws, faults)
         except Exception:

@@ -137,7 +137,7 @@ class LongSplit:
         shown, max_rank = int(self.params["shown_chars"]), int(self.params["max_rank"])
         flat = [issue for cut in cuts for issue in cut]
         checks = dict(zip(flat, pool.map(lambda d: self._check_issue(d, shown, max_rank), flat)))
-        return [[checks[i] for i in cut if checks[i] is not None] for cut in cuts]
+        return [[check for i in cut if (check := checks[i]) is not None] for cut in cuts]
 
     def _check_issue(self, issue: tuple[UnitFault, ...], shown: int, max_rank: int) -> GroupCheck | None:
         """The issue's 2^k states; if every check passes, with the tries the reader really spends."""

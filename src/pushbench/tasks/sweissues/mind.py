@@ -52,7 +52,7 @@ class SweIssuesMind(SweMind):
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """As SweMind; it reads a page of the size read_file's description offers."""
-        read = next((t.get("function", {}) for t in tools if t.get("function", {}).get("name") == "read_file"), {})
+        read: dict[str, Any] = next((t.get("function", {}) for t in tools if t.get("function", {}).get("name") == "read_file"), {})
         if m := _PAGE.search(str(read.get("description") or "")):
             self.read_span = int(m.group(1))
         self.paged = _PAGED in str(read.get("description") or "")

@@ -59,7 +59,8 @@ def dated_quotes(content: str) -> tuple[int | None, dict[str, int]]:
     view = ACG_VIEW.match(lines[0]) if lines else None
     if view is None:
         return None, {}
-    now, dates = int(view.group(1)), {}
+    now = int(view.group(1))
+    dates: dict[str, int] = {}
     at: int | None = None
     block: list[str] = []
     for line in [*lines[1:], ""]:

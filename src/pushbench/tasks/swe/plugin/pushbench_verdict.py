@@ -24,7 +24,7 @@ if _NAME:
     except OSError:
         _OUT = None
 _WORST = ("passed", "xpassed", "skipped", "xfailed", "failed", "error")  # later = worse
-_OUTCOMES = {}
+_OUTCOMES: dict[str, str] = {}
 _STATE = {"interrupted": False}
 
 
