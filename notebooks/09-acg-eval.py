@@ -76,7 +76,8 @@ show_table(table1)
 # %%
 table1_wide = by_method(table1)
 save_table(table1_wide, out, "table1_success_by_method",
-           f"Table 1 (SimLM): success per family and model, methods as columns (SDs and ranks in table1_success.md; {note}).")
+           f"Table 1 (SimLM): success per family and model, methods as columns "
+           f"(SDs and ranks in table1_success.md; {note}).")
 print(best_method_line(table1))
 show_table(table1_wide)
 

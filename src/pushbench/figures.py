@@ -71,7 +71,7 @@ def save_table(table: pd.DataFrame, out_dir: Path, name: str, caption: str, floa
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
     table.to_csv(csv, index=False, float_format="%.4f", lineterminator="\n")
     shown = table.astype(object).where(table.notna(), None) if table.isna().any().any() else table
-    body = shown.to_markdown(index=False, floatfmt=floatfmt, missingval="–")  # no value: "–", as the notebook shows it
+    body = shown.to_markdown(index=False, floatfmt=floatfmt, missingval="–")  # as the notebook shows no value
     md.write_text(f"{caption}\n\n{body}\n", encoding="utf-8")
     return [csv, md]
 

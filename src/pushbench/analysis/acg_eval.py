@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench import stats
-from pushbench.analysis.acg import METHODS
+from pushbench.analysis.acg import METHODS, by_method
 from pushbench.analysis.flags import flag_of, with_flags
 from pushbench.figures import model_order
 
@@ -198,10 +198,7 @@ def progress_table(episodes: pd.DataFrame) -> pd.DataFrame:
     target accepted (accepted items / target, at most 1), graded where success is at the floor."""
     share = (episodes.valid_count / episodes.target.where(episodes.target > 0)).clip(upper=1.0)
     per_task = episodes.assign(progress=share).groupby([*GROUP, "task_id"], sort=True).progress.mean()
-    wide = per_task.groupby(GROUP).mean().unstack("memory")
-    wide = wide[[m for m in METHODS if m in wide.columns]].reset_index()
-    wide.columns.name = None
-    return ordered(wide)
+    return ordered(by_method(per_task.groupby(GROUP).mean().reset_index(), "progress"))
 
 
 def progress_takeaway(table: pd.DataFrame) -> str:
