@@ -22,7 +22,7 @@ from pushbench.policies.sim import SimLM
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
 from pushbench.runner import Grid
 from pushbench.runner.episode import backend_options, episode_row
-from pushbench.runner.files import sort_jsonl
+from pushbench.log.rows import sort_jsonl
 from pushbench.tasks import get_family, load_tasks
 
 TASKS = {"reposcan": "reposcan-flask-documented-n010", "dataops": "dataops-n03-b2", "swe": "swe-flask-n2-a",

@@ -19,7 +19,7 @@ from pushbench.memory.base import (MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm,
                                    handle_memory_call, memory_tools)
 from pushbench.memory.viewlog import ViewLog
 from pushbench.policies.base import Policy, PolicyStop, Turn
-from pushbench.tools.base import Environment, Observation, ToolCall
+from pushbench.tools.base import Environment, Observation, ToolCall, ToolError
 
 SYSTEM_PROMPT = (
     "You are an autonomous agent working in a tool environment. Call exactly one tool per turn. "
@@ -67,6 +67,20 @@ def decode(call: ToolCall) -> ToolCall:
             return call
         if isinstance(parsed, dict):
             return ToolCall(call.name, parsed, call.call_id)
+    return call
+
+
+def as_executed(env: Environment, call: ToolCall) -> ToolCall:
+    """The decoded call with its arguments as ``env.execute`` leaves them (schema defaults filled
+    in, integers coerced: ``Environment.parse_arguments``, the step ``execute`` takes), for a replay
+    that executes nothing: the origin it builds then holds what the live loop's held. Arguments
+    the environment refuses stay as its parsing left them, as in the live run."""
+    call = decode(call)
+    if call.name in env.tools:
+        try:
+            env.parse_arguments(call)
+        except ToolError:
+            pass
     return call
 
 

@@ -5,7 +5,9 @@ objective), binds the task's requirements, and walks the transcript: before ever
 would have been asked for a view it renders one at the replay budget; each assistant message goes
 in as an ``action`` event, each observation as an ``observation`` event whose origin carries the
 tool, the arguments and the requirement ids (``Environment.action_origins``), exactly as
-``backends.native.apply`` builds it.
+``backends.native.apply`` builds it: the arguments as the environment's execution completed them
+(``backends.native.as_executed``: schema defaults filled in), for a controller that passes calls
+through unchanged (``standard``, the controller of the runs the ``recall`` stage replays).
 
 What needed a model in the recorded run is treated so that no step is invented:
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, cast
 
-from pushbench.backends.native import call_origins, decode, system_prompt
+from pushbench.backends.native import as_executed, call_origins, decode, system_prompt
 from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP, Event, bind_llm, bind_requirements
 from pushbench.memory.recall.evidence import Seen
 from pushbench.policies.base import turn_from_message
@@ -114,9 +116,10 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
             continue
         assert reply is not None  # answered
         step += 1
-        origin = ({"controller": recording.controller.name, "requirements": []} if call is None else
-                  {"tool": call.name, "arguments": decode(call).arguments, "call_id": call.call_id,
-                   "requirements": call_origins(env, call)})
+        executed = None if call is None else as_executed(env, call)  # the arguments as the live loop held them
+        origin = ({"controller": recording.controller.name, "requirements": []} if executed is None else
+                  {"tool": executed.name, "arguments": executed.arguments, "call_id": executed.call_id,
+                   "requirements": call_origins(env, executed)})
         builder.ingest(Event(step, "observation", reply, origin))
         stats.observations.append(Seen(step, None if call is None else call.name, str(reply.get("content") or "")))
         i += 2
