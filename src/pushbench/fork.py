@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pushbench.backends.native import EpisodeRun, apply, control, decode, start_memory, step, stopped
+from pushbench.backends.native import (EpisodeRun, apply, control, decode, memory_origin, start_memory, step,
+                                       stopped)
 from pushbench.memory.base import Event, bind_llm, memory_tools
 from pushbench.policies import make_policy
 from pushbench.policies.base import PolicyStop, turn_from_message
@@ -182,14 +183,14 @@ def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], me
         message = messages[call_at]
         memory.ingest(Event(run.env.steps + 1, "action", message))
         run.transcript.append(message)
-        call = decode(cast(ToolCall, turn_from_message(message).call))  # a memory call's message holds its call
+        recorded_call = cast(ToolCall, turn_from_message(message).call)  # a memory call's message holds its call
+        call = decode(recorded_call)
         text = memory.handle(call)
         if side is not None and text != messages[reply_at].get("content"):
             raise ForkError(f"replay diverged before step {run.env.steps + 1}: the memory's reply to "
                             f"{call.name} differs from the recorded one")
         reply = {"role": "tool", "tool_call_id": call.call_id, "content": text}
-        memory.ingest(Event(run.env.steps, "memory", reply, {"tool": call.name, "arguments": call.arguments,
-                                                             "call_id": call.call_id, "internal": True}))
+        memory.ingest(Event(run.env.steps, "memory", reply, memory_origin(recorded_call)))  # as the live loop
         run.transcript.append(reply)
     memory.render(policy.context_window)
     recorded = turn_from_message(messages[turn.action])

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from agentkit import all_tasks
 from pushbench import config
 from pushbench.cli import app
+from pushbench.log.models import FORMAT
 from pushbench.scoring import score_events, score_run
 from pushbench.runner import EpisodeSpec, Grid, read_done, run_grid, sort_jsonl, trace_name
 from pushbench.tasks.base import write_manifest
@@ -125,7 +126,7 @@ def test_traces_are_gzip_json_with_messages_and_events(small_run: Path, requests
         raw = (small_run / "traces" / trace_name(row["episode_id"])).read_bytes()
         assert raw[:2] == b"\x1f\x8b"
         trace = json.loads(gzip.decompress(raw))
-        assert trace["episode_id"] == row["episode_id"]
+        assert trace["episode_id"] == row["episode_id"] and trace["format"] == FORMAT  # written by pushbench.log
         assert trace["messages"][0]["role"] == "assistant"
         assert sum(m["role"] == "assistant" for m in trace["messages"]) == row["llm_calls"]
         assert trace["events"][-1]["kind"] in ("end", "call")

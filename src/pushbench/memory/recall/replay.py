@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, cast
 
-from pushbench.backends.native import as_executed, call_origins, decode, system_prompt
+from pushbench.backends.native import as_executed, call_origin, decode, memory_origin, system_prompt
 from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP, Event, bind_llm, bind_requirements
 from pushbench.memory.recall.evidence import Seen
 from pushbench.policies.base import turn_from_message
@@ -116,10 +116,8 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
             continue
         assert reply is not None  # answered
         step += 1
-        executed = None if call is None else as_executed(env, call)  # the arguments as the live loop held them
-        origin = ({"controller": recording.controller.name, "requirements": []} if executed is None else
-                  {"tool": executed.name, "arguments": executed.arguments, "call_id": executed.call_id,
-                   "requirements": call_origins(env, executed)})
+        origin = ({"controller": recording.controller.name, "requirements": []} if call is None else
+                  call_origin(env, as_executed(env, call), call.call_id))  # the arguments as the live loop held them
         builder.ingest(Event(step, "observation", reply, origin))
         stats.observations.append(Seen(step, None if call is None else call.name, str(reply.get("content") or "")))
         i += 2
@@ -130,6 +128,5 @@ def _memory_call(builder: Any, call: Any, recorded: dict[str, Any], step: int, s
     stats.memory_calls += 1
     stats.mismatched_replies += text != recorded.get("content")
     message = {"role": "tool", "tool_call_id": call.call_id, "content": text}
-    builder.ingest(Event(step, "memory", message, {"tool": call.name, "arguments": decode(call).arguments,
-                                                   "call_id": call.call_id, "internal": True}))
+    builder.ingest(Event(step, "memory", message, memory_origin(call)))
 
