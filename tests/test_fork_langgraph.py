@@ -94,6 +94,6 @@ def test_a_langgraph_parent_forks_on_langgraph_and_both_backends_agree(parent, t
                        backend="native")
     assert len(written) == len(native) == 1 and "|langgraph|" in written[0] and "|native|" in native[0]
     lg, nat = read_trace(tmp_path / "lg" / "traces", written[0]), read_trace(tmp_path / "nat" / "traces", native[0])
-    assert lg["messages"] == nat["messages"] and lg["events"] == nat["events"]
+    assert lg.messages == nat.messages and lg.events == nat.events
     with pytest.raises(ForkError, match="--backend must be native or langgraph"):
         run_forks(run_dir, tmp_path / "x", "1", "stateqgp", None, None, row["episode_id"], MASTER, backend="ray")

@@ -90,8 +90,9 @@ def small_run(requests_manifests: Path, tmp_path_factory) -> Path:
 def test_runs_write_raw_facts_and_scoring_adds_the_metrics(small_run: Path) -> None:
     raw = [json.loads(t) for t in lines(small_run / "episodes.jsonl")]
     scored = [json.loads(t) for t in lines(small_run / "scored.jsonl")]
-    assert all(set(row) == RAW for row in raw)
-    by_id = {r["episode_id"]: r for r in raw}
+    assert all(set(row) == RAW | {"format"} and row["format"] == FORMAT for row in raw)  # the version is not a fact
+    by_id = {r["episode_id"]: {k: v for k, v in r.items() if k != "format"} for r in raw}
+    assert all("format" not in r for r in scored)
     assert len(by_id) == len(scored) and all({k: r[k] for k in RAW} == by_id[r["episode_id"]] for r in scored)
 
 
