@@ -38,21 +38,21 @@ test: install browser
 	$(PY) -m mypy  # src/ type-checks clean at the strictness pyproject.toml [tool.mypy] states
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
 	test -f data/corpus/documents.jsonl || $(PY) -m pushbench.tasks.corpus.build  # the corpus family's corpus
-	$(PY) -m pushbench.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)
+	$(PY) -m pushbench.tasks.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)
 	$(PY) -m pytest -n 2 tests  # tests keep no state across workers: xdist may run any test on either one
 
 # The DVC pipeline with up to params run.stages stage commands at once (pushbench.pipeline: DVC decides
 # what is stale and writes dvc.lock; plain `dvc repro` runs the same stages one at a time, same bytes).
 repro: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pushbench.pipeline
-	$(PY) -m pushbench.readme  # the result tables in README.md and docs/*.md = the regenerated paper_figures tables
+	$(PY) -m pushbench.analysis.readme  # the result tables in README.md and docs/*.md = the regenerated paper_figures tables
 
 bench: install
 	$(PY) benchmarks/run_all.py
 
 fuzz: install  # the full fuzz profile (over 100,000 tool calls); prints the counts per family
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots
-	test -f data/manifests/swe.jsonl || $(PY) -m pushbench.manifests
+	test -f data/manifests/swe.jsonl || $(PY) -m pushbench.tasks.manifests
 	PUSHBENCH_FUZZ=full $(PY) -m pytest tests/fuzz
 
 # One short RepoScan episode against llama-cpp-python's OpenAI-compatible server with the

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pushbench.analysis.calibration import (fit_table, fitted_profiles, flat_table, forgetting_table, load_points,
                                            plot_calibration, plot_forgetting)
-from pushbench.figures import save_table, show_figure, show_table, style
+from pushbench.analysis.figures import save_table, show_figure, show_table, style
 
 style()
 points = load_points(Path(calibration))

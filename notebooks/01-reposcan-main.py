@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.reposcan import cost_table, main_table, main_takeaway, plot_main
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 

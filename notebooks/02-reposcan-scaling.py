@@ -25,10 +25,10 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.deltas import paired_deltas
 from pushbench.analysis.reposcan import plot_scaling, scaling_table
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 episodes = load_results(results, experiment)

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.deltas import paired_deltas
 from pushbench.analysis.reposcan import main_table, plot_ablation
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 episodes = load_results(results, experiment)

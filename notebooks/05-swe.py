@@ -27,9 +27,9 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.units import controller_deltas, per_unit_type, plot_success_bars, success_by_target, success_table
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 episodes = load_results(results)

@@ -26,9 +26,9 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.blackbox import deltas, plot_counts, success_counts
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 episodes = load_results(results, "blackbox")

@@ -27,10 +27,10 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.acg import (best_method_line, by_method, load_recall, method_rows, method_table, plot_methods,
                                     plot_recall_vs_length, recall_curve, recall_table, with_recall)
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 episodes = method_rows(load_results(results))

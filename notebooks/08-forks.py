@@ -35,9 +35,9 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.forks import fork_table, fresh_reference, plot_rescue
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 from pushbench.scoring import load_episodes
 
 style()

@@ -28,12 +28,12 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis import acg_eval as ev
 from pushbench.analysis.acg import best_method_line, by_method
 from pushbench.analysis.acg_eval_figures import plot_length, plot_structure
 from pushbench.analysis.diagnostics import continuation_table, table2
-from pushbench.figures import label_models, save_table, show_figure, show_table, style
+from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
 episodes = ev.eval_rows(load_results(results))

@@ -24,10 +24,10 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.aggregate import load_results
+from pushbench.analysis.aggregate import load_results
 from pushbench.analysis import windows as w
 from pushbench.analysis.acg import load_recall
-from pushbench.figures import save_table, show_figure, show_table, style
+from pushbench.analysis.figures import save_table, show_figure, show_table, style
 
 style()
 episodes = load_results(results)

@@ -82,7 +82,7 @@ def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def built_data(tmp_path_factory: pytest.TempPathFactory, snapshot_root: Path) -> Path:
     """A data root holding a fresh reposcan build (``manifests/``, ``hidden/``), made once per run."""
-    from pushbench.manifests import build_family
+    from pushbench.tasks.manifests import build_family
 
     shared = _shared_dir(tmp_path_factory)
     target = shared / "reposcan-build-a"

@@ -350,7 +350,7 @@ def families_of(controller: str) -> tuple[str, ...]:
 @pytest.fixture(scope="module")
 def envs(tmp_path_factory: pytest.TempPathFactory, dataops_tasks, dataops_data, snapshot_root):  # noqa: F811
     """Makers of a fresh environment per family (real RepoScan, rows and DataOps tasks, the toy SWE repo)."""
-    from pushbench.manifests import build_family
+    from pushbench.tasks.manifests import build_family
     from pushbench.tasks.swe.env import SweEnv
     from pushbench.tasks.swe.runs import Workspace
     from pushbench.tasks.swe.units import inject

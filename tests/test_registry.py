@@ -64,7 +64,7 @@ def test_entries_carry_factory_arguments_and_can_be_added() -> None:
 def test_each_family_gets_exactly_its_declared_mind() -> None:
     family_manifests = config.MANIFESTS  # `make test` builds every family's manifests first
     if not all((family_manifests / f"{name}.jsonl").is_file() for name in FAMILIES):
-        pytest.skip("run `python -m pushbench.manifests` first")
+        pytest.skip("run `python -m pushbench.tasks.manifests` first")
     for name in FAMILIES:
         mind = declaration(name).mind
         tools = schemas(load_tasks(name, family_manifests)[0].tools)
@@ -147,7 +147,7 @@ def test_an_installed_plugin_family_is_found_through_its_entry_point(tmp_path: P
 
 
 # Modules every family's stages depend on name no family: what is per family is declared in its package.
-SHARED = ["registry.py", "manifests.py", "verifier.py", "tasks/__init__.py", "tasks/base.py", "scoring", "runner",
+SHARED = ["registry.py", "tasks/manifests.py", "verifier.py", "tasks/__init__.py", "tasks/base.py", "scoring", "runner",
           "controllers", "policies", "memory", "tools", "backends"]
 
 

@@ -152,7 +152,7 @@ MEMORIES = Registry("memory", {
 BACKENDS = Registry("backend", {
     "native": "pushbench.backends.native:run_native",
     "langgraph": Entry("pushbench.backends.langgraph:run_langgraph", meta={
-        "resumable": True, "fork": "pushbench.fork_langgraph:fork_on_langgraph"}),  # forks branch its checkpoints
+        "resumable": True, "fork": "pushbench.replay.fork_langgraph:fork_on_langgraph"}),  # forks branch its checkpoints
 })
 
 PROVIDERS = Registry("model provider", {  # model names are provider/name

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from pushbench.analysis import acg_eval as ev
-from pushbench.notebooks import execute
+from pushbench.analysis.notebooks import execute
 
 ROOT = Path(__file__).resolve().parents[2]
 STRUCT = {"planning": lambda t: {"planning_kind": ("shopping", "travel")[t % 2], "level": 1 + t % 3},

@@ -14,7 +14,7 @@ from pushbench.analysis.acg import method_table
 from pushbench.analysis.blackbox import success_counts
 from pushbench.analysis.reposcan import main_table, scaling_table
 from pushbench.analysis.units import success_by_target, success_table
-from pushbench.figures import save_table
+from pushbench.analysis.figures import save_table
 
 # committed success-by-target tables, one per family with a standard-controller grid
 BY_TARGET = {"reposcan": "02-reposcan-scaling/reposcan_target_scaling.csv",

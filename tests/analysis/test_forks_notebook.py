@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from pushbench.analysis.forks import fork_table
-from pushbench.notebooks import execute
+from pushbench.analysis.notebooks import execute
 
 ROOT = Path(__file__).resolve().parents[2]
 

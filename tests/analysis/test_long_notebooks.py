@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pushbench.notebooks import execute
+from pushbench.analysis.notebooks import execute
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMISED = {

@@ -191,7 +191,7 @@ def test_a_subprocess_prints_one_line_and_debug_shows_the_traceback(tmp_path: Pa
 def test_the_lean_mcp_server_outside_a_checkout_names_pushbench_root(tmp_path: Path) -> None:
     environ = {k: v for k, v in os.environ.items() if k != "PUSHBENCH_ROOT"}
     environ["PYTHONPATH"] = os.pathsep.join([str(SRC), environ.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "pushbench.mcp_main", "serve-mcp", "--task", TASK, "--log", "log"],
+    done = subprocess.run([sys.executable, "-m", "pushbench.harness.mcp_main", "serve-mcp", "--task", TASK, "--log", "log"],
                           cwd=tmp_path, capture_output=True, text=True, env=environ, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith("error: not inside a PushBench checkout") and "PUSHBENCH_ROOT" in done.stderr

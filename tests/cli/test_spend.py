@@ -194,7 +194,7 @@ def test_the_estimate_takes_recorded_episodes_then_the_family_model(tmp_path: Pa
     seeds; the rest come from the family model. The RepoScan main grid is estimated in < 10 s."""
     import time
 
-    from pushbench.estimate import estimate, family_model, window_of
+    from pushbench.runner.estimate import estimate, family_model, window_of
     from pushbench.runner.experiment import experiment_grid
 
     grid = experiment_grid("reposcan-main", ["openai/gpt-4o-mini"])

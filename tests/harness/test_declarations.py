@@ -25,12 +25,12 @@ from pushbench.harness import products
 from pushbench.harness.declaration import DeclarationError, builtin, load, parse, render
 from pushbench.harness.launcher import EpisodePlan, resolve_agent, run_agent_episode
 from pushbench.policies.sim import mind_name
-from pushbench.serve_sim_product import task_view
+from pushbench.serve.products import task_view
 from test_products import TASK, _data_ready
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
-SERVER = {"server_command": "/py", "server_args": ["-m", "pushbench.mcp_main", "serve-mcp", "--task", "t"],
-          "server_argv": ["/py", "-m", "pushbench.mcp_main", "serve-mcp", "--task", "t"],
+SERVER = {"server_command": "/py", "server_args": ["-m", "pushbench.harness.mcp_main", "serve-mcp", "--task", "t"],
+          "server_argv": ["/py", "-m", "pushbench.harness.mcp_main", "serve-mcp", "--task", "t"],
           "server_env": {"PUSHBENCH_ROOT": "/checkout"}}
 REAL = {"ANTHROPIC_API_KEY": "a-real-key", "OPENAI_BASE_URL": "http://example.invalid", "GEMINI_API_KEY": "real",
         "GOOGLE_API_KEY": "real", "OPENCODE_CONFIG": "/elsewhere.json", "CODEX_HOME": "/elsewhere"}
@@ -195,7 +195,7 @@ def _on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _plan(agent: str) -> EpisodePlan:
-    from pushbench.mcp_server import ServerPaths, find_task
+    from pushbench.harness.mcp_server import ServerPaths, find_task
 
     if not _data_ready():
         pytest.skip("needs the RepoScan manifest and the requests snapshot (make test builds them)")

@@ -23,7 +23,7 @@ from pushbench.harness import products
 from pushbench.harness.declaration import builtin
 from pushbench.harness.launcher import EpisodePlan, free_port, resolve_agent, run_agent_episode
 from pushbench.harness.products import SimProcess, find_cli
-from pushbench.mcp_server import ServerPaths, find_task
+from pushbench.harness.mcp_server import ServerPaths, find_task
 
 TASK = "reposcan-requests-fixture-n010"
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"

@@ -112,7 +112,7 @@ def test_the_processes_entry_points_stay_lean() -> None:
     launcher imports no MCP or pydantic at all (each costs CPU in every episode's processes)."""
     probe = ("import sys, json; import {mods}; print(json.dumps(sorted(m for m in sys.modules "
              "if any(m == b or m.startswith(b + '.') for b in {bad}))))")
-    for mods, bad in ((["pushbench.mcp_main", "pushbench.mcp_server", "pushbench.harness.standin"], HEAVY),
+    for mods, bad in ((["pushbench.harness.mcp_main", "pushbench.harness.mcp_server", "pushbench.harness.standin"], HEAVY),
                       (["pushbench.harness.zygote"], HEAVY + ("mcp", "mcp_types", "pydantic"))):
         code = probe.format(mods=", ".join(mods), bad=repr(set(bad)))
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

@@ -21,7 +21,7 @@ def shared_dir(factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def dataops_data(tmp_path_factory: pytest.TempPathFactory, snapshot_root: Path) -> Path:
     """A data root holding a fresh dataops build (manifests/, hidden/), made once per run."""
-    from pushbench.manifests import build_family
+    from pushbench.tasks.manifests import build_family
 
     shared = shared_dir(tmp_path_factory)
     target = shared / "dataops-build"

@@ -19,11 +19,11 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
-from pushbench import serve_sim_anthropic as anthropic_api
-from pushbench import serve_sim_gemini as gemini_api
-from pushbench import serve_sim_responses as responses_api
-from pushbench.serve_sim_product import merge_user_turns, task_view
-from pushbench.serve_sim_stream import completion_chunks, sse_events
+from pushbench.serve import anthropic_api
+from pushbench.serve import gemini_api
+from pushbench.serve import responses_api
+from pushbench.serve.products import merge_user_turns, task_view
+from pushbench.serve.stream import completion_chunks, sse_events
 
 
 def completion(messages: list[dict[str, Any]], tools: list[dict[str, Any]], script: list) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pushbench.aggregate import BLACKBOX, aggregate
+from pushbench.analysis.aggregate import BLACKBOX, aggregate
 from pushbench.log.models import FORMAT, EpisodeRow, FormatError, Trace
 from pushbench.log.names import EPISODES, SCORED, TRACES, trace_name, trace_path
 from pushbench.log.rows import read_episodes, row_line

@@ -3,7 +3,7 @@
 ``httpx.MockTransport`` stands in for the network, so every request goes through the SDK's real
 request building, status handling and response parsing; the handler scripts the server's answers
 (429 with Retry-After, 500, timeouts, malformed tool calls). The end-to-end path against the real
-``serve-sim`` server is in test_serve_sim.py.
+``serve-sim`` server is in tests/serve/test_serve_sim.py.
 """
 
 from __future__ import annotations

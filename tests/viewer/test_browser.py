@@ -140,7 +140,7 @@ def test_side_by_side_aligns_at_the_first_different_action(page: Any, small_site
 
 
 def test_a_fork_is_shown_beside_its_parent(page: Any, small_run: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from pushbench.fork import run_forks
+    from pushbench.replay.fork import run_forks
     from pushbench.scoring import score_run
     from pushbench.viewer import build_site
 

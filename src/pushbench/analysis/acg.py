@@ -11,9 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from pushbench import stats
+from pushbench.analysis import stats
 from pushbench.analysis.flags import with_flags
-from pushbench.figures import label_models, model_order
+from pushbench.analysis.figures import label_models, model_order
 
 METHODS = ["full", "summary", "memgpt", "langgraph-store", "acg"]  # the plain transcript first, ACG last
 METHOD_COLORS = {"full": "#8c8c8c", "summary": "#937860", "memgpt": "#4c72b0", "langgraph-store": "#dd8452", "acg": "#55a868"}

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pushbench import stats
+from pushbench.analysis import stats
 from pushbench.analysis.acg import METHODS, by_method
 from pushbench.analysis.flags import flag_of, with_flags
-from pushbench.figures import model_order
+from pushbench.analysis.figures import model_order
 
 FAMILIES = ["planning", "corpus", "sweissues"]  # the paper's DeepPlanning, BrowseComp-Plus, SWE-bench Lite
 SETTING = ["family", "model"]

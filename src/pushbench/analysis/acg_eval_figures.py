@@ -9,7 +9,7 @@ import pandas as pd
 
 from pushbench.analysis.acg import METHOD_COLORS, METHODS
 from pushbench.analysis.acg_eval import FAMILIES, MIN_SEGMENT_TASKS
-from pushbench.figures import label_models, model_order
+from pushbench.analysis.figures import label_models, model_order
 
 
 def _grid(table: pd.DataFrame, width: float, height: float) -> tuple[plt.Figure, np.ndarray, list[str], list[str]]:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from pushbench.analysis.flags import from_rates
-from pushbench.figures import label_models, model_order
+from pushbench.analysis.figures import label_models, model_order
 from pushbench.harness.grid import checklist_deltas
 from pushbench.harness.launcher import STANDIN_PREFIX
 from pushbench.harness.declaration import builtin

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from pushbench.figures import model_order
+from pushbench.analysis.figures import model_order
 
 PANELS = ("10 docs", "20 docs", "30 docs", "length")
 

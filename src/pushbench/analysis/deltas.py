@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pushbench import stats
+from pushbench.analysis import stats
 
 
 def paired_deltas(episodes: pd.DataFrame, baseline: str, others: list[str], n_resamples: int, seed: int,

@@ -3,7 +3,7 @@ bucket measures little, so every results table says which of its conditions do.
 
 A condition is at the **ceiling** when its success rate is >= ``CEILING`` in every target bucket it
 ran, at the **floor** when it is <= ``FLOOR`` in every bucket; the ``flag`` column holds
-``ceiling``, ``floor`` or an empty string. ``save_table`` (``pushbench.figures``) adds the counts to
+``ceiling``, ``floor`` or an empty string. ``save_table`` (``pushbench.analysis.figures``) adds the counts to
 a flagged table's caption, which is how the docs count them.
 """
 

@@ -4,7 +4,7 @@ Input: the scored rows of a fork run (``pushbench fork``: each row has ``parent`
 ``fork_at`` and the new controller). One row per (condition taken over from, new controller,
 memory, model, fork point): the failed parents forked there, how many forks succeeded, the rescue
 rate with a 95% task-cluster bootstrap percentile interval (every fork of a task, over its seeds,
-moves together, as in ``pushbench.stats``), and the mean verified count the forks reached.
+moves together, as in ``pushbench.analysis.stats``), and the mean verified count the forks reached.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pushbench.stats import bootstrap_counts
+from pushbench.analysis.stats import bootstrap_counts
 
 COLUMNS = ["from_controller", "controller", "memory", "model", "fork_at", "forks", "rescued", "rescue_rate",
            "ci_low", "ci_high", "mean_valid"]
@@ -87,7 +87,7 @@ def plot_rescue(table: pd.DataFrame, title: str):
     """Rescue rate against the fork point, one line per model, with the 95% intervals."""
     import matplotlib.pyplot as plt
 
-    from pushbench.figures import model_order
+    from pushbench.analysis.figures import model_order
 
     table = table[table.fork_at.str.endswith("%")]
     fig, ax = plt.subplots(figsize=(4.8, 3.0))

@@ -6,9 +6,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from pushbench import stats
+from pushbench.analysis import stats
 from pushbench.analysis.flags import from_rates, with_flags
-from pushbench.figures import CONTROLLER_COLORS, label_models, model_order
+from pushbench.analysis.figures import CONTROLLER_COLORS, label_models, model_order
 
 CONDITION = ["model", "backend", "memory", "controller"]
 

@@ -15,7 +15,7 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from pushbench import stats
+from pushbench.analysis import stats
 from pushbench.analysis.acg import METHODS
 
 PROOF_WINDOW = 8_000  # tokens: the window the sensitivity proof trims the perfect reader's transcript to

@@ -19,7 +19,8 @@ from pushbench.cli.run import aggregate_cmd, experiment, notebook_cmd, run, scor
 from pushbench.cli.serve import serve_sim
 from pushbench.cli.agent import agent_app, serve_mcp
 from pushbench.cli.memory import memory_app
-from pushbench.viewer.commands import fork, view
+from pushbench.cli.fork import fork
+from pushbench.cli.view import view
 
 app = typer.Typer(cls=CleanGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="PushBench: quantitative goal persistence. Errors are one line; --debug shows the traceback.")

@@ -27,7 +27,7 @@ def serve_mcp(task: str = typer.Option(..., help="RepoScan task id."),
                                                  help="Serve streamable HTTP on 127.0.0.1:PORT (default: stdio)."),
               data_root: Path = DATA_ROOT, snapshot_root: Path = SNAPSHOT_ROOT) -> None:
     """An MCP server for one RepoScan task: search, submit, status, final (answers stay in the verifier)."""
-    from pushbench.mcp_server import ServerPaths, ServerSetupError, serve
+    from pushbench.harness.mcp_server import ServerPaths, ServerSetupError, serve
     from pushbench.snapshots import SnapshotError
 
     _need_root(data_root, snapshot_root)
@@ -86,7 +86,7 @@ def agent_run(task: str = typer.Option(..., help="RepoScan task id."),
     """Run one agent episode against the MCP server and score it from the verifier log."""
     from pushbench.harness.grid import run_plans
     from pushbench.harness.launcher import EpisodePlan, preflight
-    from pushbench.mcp_server import ServerPaths, ServerSetupError, find_task
+    from pushbench.harness.mcp_server import ServerPaths, ServerSetupError, find_task
 
     _need_root(data_root, snapshot_root)
     try:

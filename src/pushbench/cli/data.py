@@ -38,7 +38,7 @@ def manifests_build(family: Optional[list[str]] = typer.Option(None, "--family",
                     out: Path = typer.Option(config.DATA, help="Data root: writes manifests/ and hidden/ here.")) -> None:
     """Build task manifests (agent-visible) and hidden answers (verifier-only)."""
     need_root()
-    from pushbench.manifests import build_all
+    from pushbench.tasks.manifests import build_all
     from pushbench.registry import FAMILIES
     from pushbench.snapshots import SnapshotError
 

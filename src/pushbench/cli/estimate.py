@@ -1,5 +1,5 @@
 """``pushbench estimate`` (and ``--dry-run`` of ``run`` and ``experiment``): what a grid will cost
-before it runs, labelled as an estimate (``pushbench.estimate`` says how it is made)."""
+before it runs, labelled as an estimate (``pushbench.runner.estimate`` says how it is made)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def print_estimate(grid: Any, prices_file: Optional[Path], options: dict[str, An
     """Print the estimate of ``grid`` (less the episodes already in ``out``)."""
     import pandas as pd
 
-    from pushbench.estimate import estimate, family_model
+    from pushbench.runner.estimate import estimate, family_model
     from pushbench.prices import PriceError, load_prices
     from pushbench.runner import check_grid, read_done
 

@@ -24,7 +24,7 @@ def recall_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.
                fmt: TableFormat = FORMAT_OPTION) -> None:
     """Evidence recall: per memory, the share of the evidence each recorded decision needed that its
     view holds when the run's traces are replayed at BUDGET tokens."""
-    from pushbench.memory.recall import RecallError, recall_by_length, run_recall, summary
+    from pushbench.replay.recall import RecallError, recall_by_length, run_recall, summary
 
     names = [m.strip() for m in memory.split(",") if m.strip()]
     try:

@@ -276,7 +276,7 @@ def _chat_options(options: dict[str, Any]) -> None:
 def aggregate_cmd() -> None:
     """Collect every experiment's episodes into data/results/episodes.jsonl."""
     need_root()
-    from pushbench.aggregate import aggregate, configured_runs
+    from pushbench.analysis.aggregate import aggregate, configured_runs
 
     path = aggregate(configured_runs())
     console.print(f"aggregated -> {path.relative_to(config.ROOT)}")
@@ -291,7 +291,7 @@ def notebook_cmd(name: str = typer.Argument(..., help="notebooks/NAME.py (jupyte
     """Execute one notebook with papermill (kernel python3); figures go to paper_figures/NAME/
     (with --results, to OUT/figures/NAME/)."""
     need_root()
-    from pushbench.notebooks import run_configured, run_on
+    from pushbench.analysis.notebooks import run_configured, run_on
 
     source = config.ROOT / "notebooks" / f"{name}.py"
     if not source.is_file() or name != Path(name).name:

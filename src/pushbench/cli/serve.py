@@ -25,7 +25,7 @@ def serve_sim(host: str = typer.Option("127.0.0.1", help="Address to listen on."
               log_level: str = typer.Option("warning", help="uvicorn log level.")) -> None:
     """Serve SimLM as /v1/chat/completions, /v1/responses (OpenAI), /v1/messages (Anthropic) and
     /v1beta/models/<model>:generateContent (Gemini) (models sim-mini, sim-base, ...)."""
-    from pushbench.serve_sim import ServeConfig, serve
+    from pushbench.serve.app import ServeConfig, serve
 
     try:
         settings = ServeConfig(fault_rate, malformed_rate, fault_delay, retry_after, seed, policy_seed,

@@ -119,7 +119,7 @@ def checklist_deltas(episodes: pd.DataFrame, a: str = "default", b: str = "check
     task-cluster bootstrap 95% interval; the success counts of both prompts beside it."""
     import pandas as pd
 
-    from pushbench.stats import paired_bootstrap_delta
+    from pushbench.analysis.stats import paired_bootstrap_delta
 
     rows = []
     blackbox = episodes[episodes["backend"] == "blackbox"]

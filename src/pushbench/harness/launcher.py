@@ -62,7 +62,7 @@ class AgentSpec:
 
 def sim_model_name(text: str | None, who: str) -> tuple[str, str]:
     """(serve-sim model, the rows' model ``sim/<profile>``) for ``sim-<profile>`` (default sim-base)."""
-    from pushbench.serve_sim import MODELS as SIM_MODELS  # FastAPI: only for agents behind serve-sim
+    from pushbench.serve.app import MODELS as SIM_MODELS  # FastAPI: only for agents behind serve-sim
 
     name = text or DEFAULT_SIM_MODEL
     if name not in SIM_MODELS:
@@ -114,7 +114,7 @@ class EpisodePlan:
 
 def server_argv(plan: EpisodePlan, log_dir: Path, port: int | None = None) -> list[str]:
     # the lean entry point of `pushbench serve-mcp` (same options): one server starts per episode
-    argv = [sys.executable, "-m", "pushbench.mcp_main", "serve-mcp", "--task", plan.task.task_id,
+    argv = [sys.executable, "-m", "pushbench.harness.mcp_main", "serve-mcp", "--task", plan.task.task_id,
             "--log", str(log_dir.resolve()), "--data-root", str(Path(plan.data_root).resolve()),
             "--snapshot-root", str(Path(plan.snapshot_root).resolve())]
     return via_zygote(plan, argv + (["--http", str(port)] if port is not None else []))

@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 
 from pushbench.backends.native import SYSTEM_PROMPT
-from pushbench.mcp_server import META_DONE, SERVER_NAME
+from pushbench.harness.mcp_server import META_DONE, SERVER_NAME
 from pushbench.policies import make_policy
 from pushbench.policies.base import Policy
 

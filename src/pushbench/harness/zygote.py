@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 # The launcher runs in every process start: it imports nothing beyond this standard-library set.
 SOCKET_NAME = "zygote.sock"
-AGENT, SERVER = "pushbench.harness.standin", "pushbench.mcp_main"
+AGENT, SERVER = "pushbench.harness.standin", "pushbench.harness.mcp_main"
 ENTRY_POINTS = (AGENT, SERVER)  # one zygote each, in FOLDER/<module>/
 MAX_REQUEST = 128 * 1024  # bytes of one request (argv, environment, folder); a seqpacket message
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -67,7 +67,7 @@ def preload(module: str, indexes: list[Index]) -> None:
         encoding()  # the vocabulary, read and verified once instead of once per stand-in
         return
     # what a server imports lazily: itself, the RepoScan environment, the SDK's rich log handler
-    for name in ("pushbench.mcp_server", "pushbench.snapshots", "pushbench.verifier", "pushbench.tasks.reposcan.env",
+    for name in ("pushbench.harness.mcp_server", "pushbench.snapshots", "pushbench.verifier", "pushbench.tasks.reposcan.env",
                  "pushbench.tasks.reposcan.family", "rich.console", "rich.logging", *ANYIO):
         importlib.import_module(name)
     from pushbench.snapshots import snapshot_dir

@@ -4,7 +4,7 @@ A view is a list of segments: ``[RANGE, first, last]`` (transcript indices, incl
 ``[POOL, k]`` (the k-th message a builder made itself: a system prompt with memory blocks, a
 summary, ACG's decision view). The backends record the view of every external turn as the run goes
 (``ViewLog``, written into the trace as ``views``); the viewer rebuilds the same segments by
-replaying a transcript that has none (``memory.recall.replay``).
+replaying a transcript that has none (``replay.recall.replay``).
 """
 
 from __future__ import annotations

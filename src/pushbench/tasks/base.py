@@ -125,7 +125,7 @@ class Declaration:
     - ``summary``: its own metrics (keys of ``episode_metrics``) that ``summarize`` shows, as the
       mean per condition;
     - ``evidence``: "module:attr", the recall stage's evidence rule for its decisions
-      (``memory.recall.evidence.EvidenceRule``), or None: the recall stage refuses its runs.
+      (``replay.recall.evidence.EvidenceRule``), or None: the recall stage refuses its runs.
     """
 
     family: str

@@ -7,7 +7,7 @@ from pushbench import config
 from pushbench.viewer.site import build_site
 
 OUT = config.DATA / "viewer"
-FORKS = "forks"  # pushbench.fork.OUT (not imported: the stage does not depend on the fork code)
+FORKS = "forks"  # pushbench.replay.fork.OUT (not imported: the stage does not depend on the fork code)
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 The context of each turn is the one the run recorded as it went (``memory.viewlog``, the trace's
 ``views``). A trace without them (a fork, a black-box agent's, an older one) is rebuilt with no
-model call: the transcript is replayed (``memory.recall.replay``) through a fresh builder of the
+model call: the transcript is replayed (``replay.recall.replay``) through a fresh builder of the
 episode's own memory at the recorded model's window, so memgpt's evictions and recorded summaries,
 or any builder's own messages, fall where they fell. A view is stored as references: ranges of
 transcript indices, and indices into a per-episode pool of the messages the builder made itself
@@ -15,7 +15,7 @@ from typing import Any
 
 from pushbench.log.models import Trace
 from pushbench.memory.base import memory_tools
-from pushbench.memory.recall.replay import Recording, replay
+from pushbench.replay.recall.replay import Recording, replay
 from pushbench.memory.viewlog import ViewEncoder, decode_view
 from pushbench.registry import CONTROLLERS, MEMORIES
 from pushbench.viewer.timeline import join_events, turn_dicts, walk

@@ -158,7 +158,7 @@ class _Context:
 
     def window(self, model: str) -> int | None:
         if model not in self.windows:
-            from pushbench.memory.recall import recorded_window
+            from pushbench.replay.recall import recorded_window
 
             self.windows[model] = recorded_window(model)
         return self.windows[model]

@@ -1,6 +1,6 @@
 """One episode's timeline from its trace: the turns of the transcript joined with the verifier's log.
 
-The transcript is walked as ``memory.recall.replay`` walks it (and as ``backends.native`` wrote
+The transcript is walked as ``replay.recall.replay`` walks it (and as ``backends.native`` wrote
 it): a memory's own requests (``name: memory-<purpose>``) and its tool calls are attached to the
 external turn they preceded; every external turn is one step of the budget once it is answered,
 and the verifier's events of that step (the call, its verdicts) are joined by step number.

@@ -21,7 +21,7 @@ def corpus_docs() -> list[Any]:
 
 @pytest.fixture(scope="session")
 def corpus_tasks(corpus_docs: list[Any]) -> list[Any]:
-    from pushbench.manifests import build_family
+    from pushbench.tasks.manifests import build_family
     from pushbench.tasks import load_tasks, manifest_path
 
     if not manifest_path("corpus").is_file() or not (config.HIDDEN / "corpus").is_dir():

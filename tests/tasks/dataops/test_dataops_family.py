@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pushbench.manifests import build_family
+from pushbench.tasks.manifests import build_family
 from pushbench.tasks.dataops import data as src
 from pushbench.tasks.dataops import units as du
 from pushbench.tasks.dataops.oracle import apply_edit, read_unit

@@ -29,7 +29,7 @@ SMALL = {"budget": 100, "page_size": 8, "seed": 7, "world": {"products_per_categ
 @pytest.fixture(scope="module")
 def tasks() -> list[Any]:
     if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
-        from pushbench.manifests import build_family
+        from pushbench.tasks.manifests import build_family
 
         build_family("planning")
     return load_tasks("planning")

@@ -17,7 +17,7 @@ import pytest
 from pushbench import config
 from pushbench.backends.native import run_native
 from pushbench.controllers import make_controller
-from pushbench.manifests import build_family
+from pushbench.tasks.manifests import build_family
 from pushbench.memory import make_memory
 from pushbench.scoring import score_events
 from pushbench.scoring.metrics import common_metrics

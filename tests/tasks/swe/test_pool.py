@@ -58,6 +58,20 @@ def test_a_released_copy_is_reused_as_the_snapshot_with_its_server(snaps: Path) 
         pool.release(again)
 
 
+def test_a_copy_released_twice_goes_to_one_user_at_a_time(snaps: Path) -> None:
+    """An environment that ends twice releases its copy twice: listed twice, the next two episodes
+    (two threads of a manifest build) would inject faults into one folder at once."""
+    first = episode(snaps)
+    pool.release(first)
+    pool.release(first)
+    one, two = pool.open_workspace("toy", snaps), pool.open_workspace("toy", snaps)
+    try:
+        assert one is first and two is not first
+    finally:
+        pool.release(one)
+        pool.release(two)
+
+
 def test_a_copy_changed_behind_the_tools_back_is_restored_by_content(snaps: Path) -> None:
     ws = episode(snaps)
     target = ws.root / "tests/test_mathx.py"

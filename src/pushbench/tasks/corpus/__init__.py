@@ -6,5 +6,5 @@ FAMILY = Declaration(
     family="pushbench.tasks.corpus.family:CorpusFamily",
     mind=MindSpec("pushbench.tasks.corpus.mind:CorpusMind", {"search", "get_document", "answer"}),
     deliverable=Deliverable(("answer",)),  # an answer
-    evidence="pushbench.memory.recall.evidence:CORPUS",
+    evidence="pushbench.replay.recall.evidence:CORPUS",
 )

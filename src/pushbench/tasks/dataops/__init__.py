@@ -8,5 +8,5 @@ FAMILY = Declaration(
                   {"list_units", "inspect", "answer", "edit", "run_checker", "submit", "status", "final"}),
     deliverable=Deliverable(("submit",), TARGET, or_any=("answer", "edit")),  # N submits, or any answer/edit
     roles={"units"},
-    evidence="pushbench.memory.recall.evidence:UNITS",
+    evidence="pushbench.replay.recall.evidence:UNITS",
 )

@@ -8,5 +8,5 @@ FAMILY = Declaration(
                   {"add", "apply_coupon", "check", "coupons", "details", "remove", "remove_coupon", "route", "search",
                    "submit", "user_info"}),
     deliverable=Deliverable(("submit",)),  # a submitted cart or plan
-    evidence="pushbench.memory.recall.evidence:PLANNING",
+    evidence="pushbench.replay.recall.evidence:PLANNING",
 )

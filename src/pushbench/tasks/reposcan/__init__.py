@@ -8,5 +8,5 @@ FAMILY = Declaration(
     deliverable=Deliverable(("submit",)),  # at least one submit of ids
     roles={"paged-search"},
     summary=("repeated_searches",),
-    evidence="pushbench.memory.recall.evidence:REPOSCAN",
+    evidence="pushbench.replay.recall.evidence:REPOSCAN",
 )

@@ -8,5 +8,5 @@ FAMILY = Declaration(
     mind=None,  # SimLM has no mind for this family: sim/* models refuse its tasks
     deliverable=Deliverable(("submit",)),
     summary=("status_calls",),
-    evidence="pushbench.memory.recall.evidence:ROWS",
+    evidence="pushbench.replay.recall.evidence:ROWS",
 )

@@ -6,7 +6,7 @@ scikit-learn, nothing downloaded), ``__init__.py`` (its declaration), this modul
 turns params into tasks and hidden answers, ``environment``
 makes one episode's tools) and ``env.py`` with its tools rows(page), submit(ids), status() and
 final(count). Valid ids reach the verifier only through ``BuiltTask.hidden``, which
-``pushbench.manifests`` writes under ``data/hidden/rows/``.
+``pushbench.tasks.manifests`` writes under ``data/hidden/rows/``.
 """
 
 from __future__ import annotations

@@ -8,5 +8,5 @@ FAMILY = Declaration(
                   {"list_units", "read_file", "search_files", "edit", "run_tests", "submit", "status", "final"}),
     deliverable=Deliverable(("submit",), TARGET, or_any=("edit",)),  # N submits, or any edit in the repository
     roles={"units"},
-    evidence="pushbench.memory.recall.evidence:UNITS",
+    evidence="pushbench.replay.recall.evidence:UNITS",
 )

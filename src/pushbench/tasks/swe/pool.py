@@ -54,8 +54,10 @@ def open_workspace(repo: str, snapshot_root: Path | None = None) -> Workspace:
 
 
 def release(ws: Workspace) -> None:
-    """Done with ``ws``: kept idle if it resets to the snapshot exactly, else removed."""
-    if ws.closed:
+    """Done with ``ws``: kept idle if it resets to the snapshot exactly, else removed. Releasing an
+    idle copy again changes nothing (an environment may end twice): listed twice, one copy would be
+    handed to two users at once."""
+    if ws.closed or is_idle(ws):
         return
     if not pool_enabled() or not _clean_server(ws) or not _reset(ws):
         ws.close()

@@ -7,5 +7,5 @@ FAMILY = Declaration(
     mind=MindSpec("pushbench.tasks.sweissues.mind:SweIssuesMind",  # SWE-lite's, one symptom at a time
                   {"list_units", "read_file", "search_files", "edit", "run_tests", "submit", "final"}),
     deliverable=Deliverable(("submit",), or_any=("edit",)),  # the repair submitted, or any edit in the repository
-    evidence="pushbench.memory.recall.evidence:UNITS",  # its one issue I01 is the unit
+    evidence="pushbench.replay.recall.evidence:UNITS",  # its one issue I01 is the unit
 )
