@@ -17,7 +17,7 @@ from typing import Any, Callable
 from hypothesis import strategies as st
 
 # Method names of Environment that are not tools: calling them by name must be "unknown tool".
-NOT_TOOLS = ("execute", "end", "refuse", "claim_final", "_parse", "schemas", "describe_tool", "tools",
+NOT_TOOLS = ("execute", "end", "refuse", "claim_final", "parse_arguments", "schemas", "describe_tool", "tools",
              "check_unit", "unit", "resolve", "verifier", "__init__", "__class__", "id_problem")
 UNKNOWN_TOOLS = ("", " ", "SEARCH", "search ", "submit\x00", "../status", "status\n", "list units",
                  "read-file", "\ud800", "a" * 300, "tool.status", "functions.submit", "💥")

@@ -62,7 +62,7 @@ def test_standin_episode_through_mcp_matches_the_in_process_episode(data, tmp_pa
                                         if t.task_id == task_id(5)))
     from pushbench.scoring.usage import USAGE
 
-    assert set(row) == RUNNER_KEYS | set(metrics) | set(USAGE) | {"agent"}
+    assert set(row) == RUNNER_KEYS | set(metrics) | set(USAGE) | {"agent", "format"}  # the row's format version
     assert row["cost_usd"] is None and row["requests"] is None  # SimLM has no price; a product's HTTP is its own
     assert {k: row[k] for k in metrics} == metrics
     assert row["steps"] == sum(e["kind"] == "call" for e in events) > 0

@@ -12,17 +12,17 @@ byte for byte except each trace's ``api`` block (HTTP attempts and retries, only
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
 from pushbench import config
+from pushbench.log.models import EpisodeRow
+from pushbench.log.rows import row_line, sort_jsonl
+from pushbench.log.traces import read_trace
 from pushbench.policies.sim import SimLM
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
 from pushbench.runner import Grid
 from pushbench.runner.episode import backend_options, episode_row
-from pushbench.runner.files import sort_jsonl
 from pushbench.tasks import get_family, load_tasks
 
 TASKS = {"reposcan": "reposcan-flask-documented-n010", "dataops": "dataops-n03-b2", "swe": "swe-flask-n2-a",
@@ -59,7 +59,7 @@ def reference(grid_list: list[Grid], out: Path) -> Path:
                                               **backend_options(spec, out / "traces"))
             row = episode_row(spec, task, env, run, sim, None, out / "traces")
             row.pop("_verified")
-            rows.append(json.dumps(row, sort_keys=True) + "\n")
+            rows.append(row_line(EpisodeRow.from_facts(row)))
     path = out / "episodes.jsonl"
     path.write_text("".join(rows), encoding="utf-8")
     sort_jsonl(path)
@@ -70,7 +70,7 @@ def contents(run: Path) -> dict[str, Any]:
     """A run folder's rows (bytes) and traces (decoded, without the client's ``api`` block)."""
     out: dict[str, Any] = {"episodes.jsonl": (run / "episodes.jsonl").read_bytes()}
     for path in sorted((run / "traces").iterdir()):
-        trace = json.loads(gzip.decompress(path.read_bytes()))
+        trace = read_trace(path).as_json()
         trace.pop("api", None)
         out[path.name] = trace
     return out
@@ -80,9 +80,9 @@ def exercised(run: Path) -> dict[str, int]:
     """How much of the memory machinery the episodes used (so the check cannot pass vacuously)."""
     counts = {"summaries": 0, "memory_calls": 0, "views": 0}
     for path in (run / "traces").iterdir():
-        trace = json.loads(gzip.decompress(path.read_bytes()))
-        counts["summaries"] += sum(str(m.get("name", "")).startswith("memory-") for m in trace["messages"])
-        calls = [c["function"]["name"] for m in trace["messages"] for c in (m.get("tool_calls") or [])]
+        trace = read_trace(path)
+        counts["summaries"] += sum(str(m.get("name", "")).startswith("memory-") for m in trace.transcript)
+        calls = [c["function"]["name"] for m in trace.transcript for c in (m.get("tool_calls") or [])]
         counts["memory_calls"] += sum(name in MEMORY_TOOLS for name in calls)
-        counts["views"] += len(trace.get("views") or [])
+        counts["views"] += len(trace.views or [])
     return counts

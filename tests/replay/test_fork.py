@@ -3,7 +3,6 @@ are normal rows marked with their parent, and a fork at step 0 is a fresh run of
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,9 @@ from agentkit import data_missing, task
 from pushbench.cli import app
 from pushbench.replay.fork import ForkError, ForkSpec, fork_episode, fork_steps, run_forks
 from pushbench.runner.episode import VERIFIED, run_episode
-from pushbench.runner.files import trace_name
+from pushbench.log.models import Trace
+from pushbench.log.names import trace_name
+from pushbench.log.traces import read_trace as load_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.viewer.episode import own_tools
 from pushbench.viewer.timeline import walk
@@ -24,13 +25,13 @@ TASK = "reposcan-flask-fixture-n050"
 MASTER = 11
 
 
-def record(run_dir: Path, memory: str, controller: str = "standard") -> tuple[dict[str, Any], dict[str, Any]]:
+def record(run_dir: Path, memory: str, controller: str = "standard") -> tuple[dict[str, Any], Trace]:
     spec = EpisodeSpec("reposcan", TASK, controller, memory, "sim/mini", "native", 0)
     row = run_episode(spec, task(TASK), MASTER, run_dir / "traces", wall_time=False)
     row.pop(VERIFIED)
     with open(run_dir / "episodes.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(row, sort_keys=True) + "\n")
-    trace = json.loads(gzip.decompress((run_dir / "traces" / trace_name(spec.episode_id)).read_bytes()))
+    trace = load_trace(run_dir / "traces" / trace_name(spec.episode_id))
     return row, trace
 
 
@@ -43,7 +44,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 
 
 def steps_of(trace: dict[str, Any]) -> int:
-    return sum(1 for e in trace["events"] if e["kind"] == "call")
+    return sum(1 for e in trace.events if e["kind"] == "call")
 
 
 def prefix_events(events: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
@@ -57,23 +58,23 @@ def test_replay_reproduces_the_recording_up_to_the_fork(recorded, memory: str) -
     k = steps_of(trace) - 1
     spec = ForkSpec(row, k, row["controller"], memory, row["model"])
     fork_row, fork_trace = fork_episode(spec, trace, task(TASK), MASTER)
-    assert prefix_events(fork_trace["events"], k) == prefix_events(trace["events"], k)
+    assert prefix_events(fork_trace.events, k) == prefix_events(trace.events, k)
     # the transcript up to the k-th observation is the recorded one, memory calls and summaries included
     own = own_tools(memory)
-    cut = [t for t in walk(trace["messages"], own) if t.step is not None][k - 1].reply + 1
-    assert fork_trace["messages"][:cut] == trace["messages"][:cut]
-    assert fork_trace["messages"][cut:] != trace["messages"][cut:] or steps_of(fork_trace) == steps_of(trace)
+    cut = [t for t in walk(trace.messages, own) if t.step is not None][k - 1].reply + 1
+    assert fork_trace.messages[:cut] == trace.messages[:cut]
+    assert fork_trace.messages[cut:] != trace.messages[cut:] or steps_of(fork_trace) == steps_of(trace)
     assert fork_row["parent"] == row["episode_id"] and fork_row["fork_step"] == k
     if memory == "memgpt":
         assert any(m.get("tool_calls") and m["tool_calls"][0]["function"]["name"] in own
-                   for m in trace["messages"][:cut]), "the recorded memory calls were replayed"
+                   for m in trace.messages[:cut]), "the recorded memory calls were replayed"
 
 
 def test_a_changed_observation_stops_the_replay(recorded) -> None:
     _, runs = recorded
     row, trace = runs["full"]
-    tampered = json.loads(json.dumps(trace))
-    tool_replies = [m for m in tampered["messages"] if m.get("role") == "tool"]
+    tampered = Trace.from_json(json.loads(json.dumps(trace.as_json())), "a tampered trace")
+    tool_replies = [m for m in tampered.messages if m.get("role") == "tool"]
     tool_replies[1]["content"] += "\n(edited)"
     with pytest.raises(ForkError, match="replay diverged at step 2: the observation differs"):
         fork_episode(ForkSpec(row, 3, "stateqgp", "full", row["model"]), tampered, task(TASK), MASTER)
@@ -85,8 +86,8 @@ def test_a_fork_at_step_0_is_a_fresh_run_of_the_new_condition(recorded, tmp_path
     fork_row, fork_trace = fork_episode(ForkSpec(row, 0, "stateqgp", "memgpt", "sim/base"), trace, task(TASK), MASTER)
     fresh_spec = EpisodeSpec("reposcan", TASK, "stateqgp", "memgpt", "sim/base", "native", 0)
     fresh = run_episode(fresh_spec, task(TASK), MASTER, tmp_path, wall_time=False)
-    fresh_trace = json.loads(gzip.decompress((tmp_path / trace_name(fresh_spec.episode_id)).read_bytes()))
-    assert fork_trace["messages"] == fresh_trace["messages"] and fork_trace["events"] == fresh_trace["events"]
+    fresh_trace = load_trace(tmp_path / trace_name(fresh_spec.episode_id))
+    assert fork_trace.messages == fresh_trace.messages and fork_trace.events == fresh_trace.events
     for key in ("llm_calls", "input_tokens", "output_tokens", "controller", "memory", "model", "seed", "task_id"):
         assert fork_row[key] == fresh[key], key
 
@@ -158,11 +159,11 @@ def test_memgpt_summaries_are_replayed_from_the_recording(monkeypatch, tmp_path:
     tmp_path.mkdir(exist_ok=True)
     row, trace = record(tmp_path, "memgpt")
     k = steps_of(trace) - 1
-    cut = [t for t in walk(trace["messages"], own_tools("memgpt")) if t.step is not None][k - 1].reply + 1
-    summaries = [m for m in trace["messages"][:cut] if str(m.get("name", "")).startswith("memory-")]
+    cut = [t for t in walk(trace.messages, own_tools("memgpt")) if t.step is not None][k - 1].reply + 1
+    summaries = [m for m in trace.messages[:cut] if str(m.get("name", "")).startswith("memory-")]
     assert summaries, "the small window made memgpt summarise before the fork step"
     fork_row, fork_trace = fork_episode(ForkSpec(row, k, "standard", "memgpt", row["model"]), trace, task(TASK), MASTER)
-    assert fork_trace["messages"][:cut] == trace["messages"][:cut]
+    assert fork_trace.messages[:cut] == trace.messages[:cut]
     assert fork_row["replay_side_calls"] == 0 and fork_row["llm_calls"] < row["llm_calls"]
 
 

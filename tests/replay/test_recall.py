@@ -17,10 +17,12 @@ from pushbench.backends.native import run_native
 from pushbench.cli import app
 from pushbench.controllers import make_controller
 from pushbench.memory import make_memory
+from pushbench.log.models import EpisodeRow, Trace
+from pushbench.log.rows import row_line
+from pushbench.log.traces import read_trace, write_trace
 from pushbench.replay.recall import (BUCKETS, RecallError, bucket_of, recall_by_length, run_recall, summary)
 from pushbench.replay.recall.evidence import Seen, evidence_rule, view_text
 from pushbench.replay.recall.replay import Recording, ReplayStats, replay
-from pushbench.runner.files import write_trace
 
 GOOD = "tests/test_api.py::test_get"
 FILLER = call_msg("search", {"query": "Client fetch", "page": 1})
@@ -33,11 +35,11 @@ def record(tmp_path: Path, make_fixture_env, script: list[dict[str, Any]], memor
     run = run_native(env, policy, make_controller("standard"), make_memory(memory), 0)
     episode_id = f"{env.task.task_id}|standard|{memory}|stub/scripted|native|s0"
     out = tmp_path / name
-    write_trace(out / "traces", episode_id, {"episode_id": episode_id, "objective": env.task.objective,
-                                             "messages": run.transcript, "events": env.verifier.events})
-    row = {"episode_id": episode_id, "family": "reposcan", "task_id": env.task.task_id, "controller": "standard",
-           "memory": memory, "model": "stub/scripted", "backend": "native", "seed": 0}
-    (out / "episodes.jsonl").write_text(json.dumps(row, sort_keys=True) + "\n", encoding="utf-8")
+    write_trace(out / "traces", Trace(episode_id, env.verifier.events, objective=env.task.objective,
+                                      messages=run.transcript))
+    row = EpisodeRow(episode_id, "reposcan", env.task.task_id, "standard", memory, "stub/scripted", "native", 0,
+                     env.task.target, env.task.budget, run.llm_calls, run.input_tokens, run.output_tokens)
+    (out / "episodes.jsonl").write_text(row_line(row), encoding="utf-8")
     return out, policy
 
 
@@ -86,7 +88,7 @@ def test_replay_at_the_recorded_window_reproduces_the_views(tmp_path: Path, make
         script = EARLY_HIT[:3] + [call_msg("core_memory_append", {"label": "progress", "content": "note"}, "m")] \
             + EARLY_HIT[3:]
         run_dir, policy = record(tmp_path, make_fixture_env, script, memory, name=memory)
-        trace = json.loads(__import__("gzip").decompress(next((run_dir / "traces").iterdir()).read_bytes()))
+        trace = read_trace(next((run_dir / "traces").iterdir())).as_json()
         tools = frozenset(t["function"]["name"] for t in (make_memory(memory).tools() if memory == "memgpt" else []))
         recording = Recording(trace["messages"], trace["objective"], make_controller("standard"), memory, tools, None)
         stats = ReplayStats()
@@ -169,11 +171,11 @@ def test_cli_on_a_real_episode(tmp_path: Path) -> None:
     env = real_env("reposcan-requests-fixture-n025")
     run = run_native(env, make_policy("sim/mini"), make_controller("standard"), make_memory("full"), 1)
     episode_id = f"{env.task.task_id}|standard|full|sim/mini|native|s1"
-    write_trace(tmp_path / "traces", episode_id, {"episode_id": episode_id, "objective": env.task.objective,
-                                                  "messages": run.transcript, "events": env.verifier.events})
-    row = {"episode_id": episode_id, "family": "reposcan", "task_id": env.task.task_id, "controller": "standard",
-           "memory": "full", "model": "sim/mini"}
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    write_trace(tmp_path / "traces", Trace(episode_id, env.verifier.events, objective=env.task.objective,
+                                           messages=run.transcript))
+    row = EpisodeRow(episode_id, "reposcan", env.task.task_id, "standard", "full", "sim/mini", "native", 1,
+                     env.task.target, env.task.budget, run.llm_calls, run.input_tokens, run.output_tokens)
+    (tmp_path / "episodes.jsonl").write_text(row_line(row), encoding="utf-8")
     out = CliRunner().invoke(app, ["memory", "recall", str(tmp_path), "--memory", "full,memgpt,langgraph-store",
                                    "--budget", "3000", "--json"])
     assert out.exit_code == 0, out.output
@@ -190,8 +192,8 @@ REAL_RUN = Path(__file__).parent / "data" / "recall-run"  # one stored SimLM mem
 
 @pytest.mark.skipif(data_missing() is not None, reason="needs snapshots and manifests")
 def test_a_stored_memgpt_trace_replays_with_its_own_summaries_at_the_recorded_window() -> None:
+    from pushbench.log.names import trace_name
     from pushbench.replay.recall import load_recording, recorded_window
-    from pushbench.runner.files import trace_name
 
     row = json.loads((REAL_RUN / "episodes.jsonl").read_text(encoding="utf-8"))
     window = recorded_window(row["model"])
@@ -246,11 +248,11 @@ def test_a_unit_decision_through_the_replay(tmp_path: Path) -> None:
     env, policy = make(), ScriptedPolicy(script, then=call_msg("final", {"count": 1}))
     run = run_native(env, policy, make_controller("standard"), make_memory("full"), 0)
     episode_id = "dataops-toy|standard|full|stub/scripted|native|s0"
-    write_trace(tmp_path / "traces", episode_id, {"episode_id": episode_id, "objective": spec.objective,
-                                                  "messages": run.transcript, "events": env.verifier.events})
-    row = {"episode_id": episode_id, "family": "dataops", "task_id": spec.task_id, "controller": "standard",
-           "memory": "full", "model": "stub/scripted"}
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    write_trace(tmp_path / "traces", Trace(episode_id, env.verifier.events, objective=spec.objective,
+                                           messages=run.transcript))
+    row = EpisodeRow(episode_id, "dataops", spec.task_id, "standard", "full", "stub/scripted", "native", 0,
+                     spec.target, spec.budget, run.llm_calls, run.input_tokens, run.output_tokens)
+    (tmp_path / "episodes.jsonl").write_text(row_line(row), encoding="utf-8")
     wide = run_recall(tmp_path, ["full"], 50_000, tasks={spec.task_id: spec}, make_env=make)
     narrow = run_recall(tmp_path, ["full"], 600, tasks={spec.task_id: spec}, make_env=make)
     assert [(d.action, d.needed, d.recalled) for d in wide.decisions] == \
@@ -271,12 +273,12 @@ def test_the_stage_gives_the_same_result_in_chunks_and_processes(tmp_path: Path)
         env = real_env(task_id)
         run = run_native(env, make_policy("sim/mini"), make_controller("standard"), make_memory("full"), seed)
         episode_id = f"{task_id}|standard|full|sim/mini|native|s{seed}"
-        write_trace(tmp_path / "traces", episode_id, {"episode_id": episode_id, "objective": env.task.objective,
-                                                      "messages": run.transcript, "events": env.verifier.events})
-        rows.append({"episode_id": episode_id, "family": "reposcan", "task_id": task_id,
-                     "controller": "standard", "memory": "full", "model": "sim/mini"})
-    (tmp_path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    ids, memories = sorted(r["episode_id"] for r in rows), ["full", "memgpt"]
+        write_trace(tmp_path / "traces", Trace(episode_id, env.verifier.events, objective=env.task.objective,
+                                               messages=run.transcript))
+        rows.append(EpisodeRow(episode_id, "reposcan", task_id, "standard", "full", "sim/mini", "native", seed,
+                               env.task.target, env.task.budget, run.llm_calls, run.input_tokens, run.output_tokens))
+    (tmp_path / "episodes.jsonl").write_text("".join(map(row_line, rows)), encoding="utf-8")
+    ids, memories = sorted(r.episode_id for r in rows), ["full", "memgpt"]
     whole = run_recall(tmp_path, memories, 3000)
     for workers in (1, 2):
         parts = recall_jobs([(tmp_path, ids[:1], memories, 3000), (tmp_path, ids[1:], memories, 3000)], workers)

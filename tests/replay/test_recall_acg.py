@@ -4,11 +4,13 @@ paraphrase gets no credit."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
+from pushbench.log.models import EpisodeRow, Trace
+from pushbench.log.rows import row_line
+from pushbench.log.traces import write_trace
 from pushbench.replay.recall import run_recall
 from pushbench.replay.recall.evidence import Seen, evidence_rule, view_text
 from pushbench.tasks.base import TaskSpec
@@ -118,7 +120,9 @@ def test_a_sweissues_submit_needs_the_issue_checker_result() -> None:
 
 
 class _NoRequirements:
-    """An environment the replay can bind (no requirements, no origins)."""
+    """An environment the replay can bind (no requirements, no origins, no tool schemas)."""
+
+    tools: dict[str, Any] = {}
 
     def requirements(self) -> list[Any]:
         return []
@@ -144,12 +148,11 @@ def test_a_planning_decision_through_the_replay(tmp_path: Path) -> None:
                 *[m for i in range(2, 8) for m in _turn(i, "check", {}, filler)],
                 *_turn(8, "submit", {}, "submit: your cart was submitted; the episode ends.")]
     episode_id = "planning-toy|standard|summary|stub/scripted|native|s0"
-    (tmp_path / "traces").mkdir()
-    (tmp_path / "traces" / "planning-toy_standard_summary_stub_scripted_native_s0.json.gz").write_bytes(
-        gzip.compress(json.dumps({"objective": "Shopping: buy 3 headphones.", "messages": messages}).encode()))
-    row = {"episode_id": episode_id, "family": "planning", "task_id": "planning-toy", "controller": "standard",
-           "memory": "summary", "model": "stub/scripted"}  # recorded with a memory the stage does not replay
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    write_trace(tmp_path / "traces", Trace(episode_id, [], objective="Shopping: buy 3 headphones.", messages=messages))
+    # recorded with a memory the stage does not replay
+    row = EpisodeRow(episode_id, "planning", "planning-toy", "standard", "summary", "stub/scripted", "native", 0, 1, 20,
+                     9, 0, 0)
+    (tmp_path / "episodes.jsonl").write_text(row_line(row), encoding="utf-8")
     spec = TaskSpec(task_id="planning-toy", family="planning", objective="Shopping: buy 3 headphones.", target=1,
                     budget=20, tools=["search", "add", "check", "submit"], oracle_steps=3, settings={})
     kwargs: dict[str, Any] = {"tasks": {spec.task_id: spec}, "make_env": lambda _t: _NoRequirements()}

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from agentkit import all_tasks
 from pushbench import config
 from pushbench.cli import app
+from pushbench.log.models import FORMAT
 from pushbench.scoring import score_events, score_run
 from pushbench.runner import EpisodeSpec, Grid, read_done, run_grid, sort_jsonl, trace_name
 from pushbench.tasks.base import write_manifest
@@ -89,8 +90,9 @@ def small_run(requests_manifests: Path, tmp_path_factory) -> Path:
 def test_runs_write_raw_facts_and_scoring_adds_the_metrics(small_run: Path) -> None:
     raw = [json.loads(t) for t in lines(small_run / "episodes.jsonl")]
     scored = [json.loads(t) for t in lines(small_run / "scored.jsonl")]
-    assert all(set(row) == RAW for row in raw)
-    by_id = {r["episode_id"]: r for r in raw}
+    assert all(set(row) == RAW | {"format"} and row["format"] == FORMAT for row in raw)  # the version is not a fact
+    by_id = {r["episode_id"]: {k: v for k, v in r.items() if k != "format"} for r in raw}
+    assert all("format" not in r for r in scored)
     assert len(by_id) == len(scored) and all({k: r[k] for k in RAW} == by_id[r["episode_id"]] for r in scored)
 
 
@@ -125,7 +127,7 @@ def test_traces_are_gzip_json_with_messages_and_events(small_run: Path, requests
         raw = (small_run / "traces" / trace_name(row["episode_id"])).read_bytes()
         assert raw[:2] == b"\x1f\x8b"
         trace = json.loads(gzip.decompress(raw))
-        assert trace["episode_id"] == row["episode_id"]
+        assert trace["episode_id"] == row["episode_id"] and trace["format"] == FORMAT  # written by pushbench.log
         assert trace["messages"][0]["role"] == "assistant"
         assert sum(m["role"] == "assistant" for m in trace["messages"]) == row["llm_calls"]
         assert trace["events"][-1]["kind"] in ("end", "call")

@@ -8,6 +8,7 @@ import gzip
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pushbench.cli import app
+from pushbench.log.models import Trace
 from pushbench.viewer import ViewerError, build_site
 from pushbench.viewer.episode import decode_view, episode_payload
 from pushbench.viewer.site import INDEX_COLUMNS, load_rows
@@ -74,8 +76,7 @@ def test_a_controller_intervention_is_marked_at_its_step(make_fixture_env) -> No
     policy = ScriptedPolicy(script, then=call_msg("status", {}, "c3"))
     run = run_native(env, policy, make_controller("gated"), make_memory("full"), 0)
     row = {"episode_id": "e", "memory": "full", "controller": "gated", "model": "stub/scripted"}
-    page = episode_payload(row, {"messages": run.transcript, "events": env.verifier.events, "objective": ""},
-                           None, None)
+    page = episode_payload(row, Trace("e", env.verifier.events, objective="", messages=run.transcript), None, None)
     marks = [(t["step"], t["tool"], t["intercepted_by"]) for t in page["turns"]]
     assert marks[:2] == [(1, "search", None), (2, "final", "gated")]
     assert page["messages"][page["turns"][1]["reply"]]["role"] == "tool"  # the refusal the model was shown
@@ -118,9 +119,9 @@ def test_context_views_are_the_messages_the_model_saw(memory: str) -> None:
     external = [msgs for msgs, tools, turn in policy.seen
                 if tools and not (turn.call is not None and turn.call.name in own)]
     row = {"episode_id": "e", "memory": memory, "controller": "standard", "model": "sim/mini"}
-    trace = {"messages": run.transcript, "events": env.verifier.events, "objective": spec.objective}
+    trace = Trace("e", env.verifier.events, objective=spec.objective, messages=run.transcript)
     replayed = json.loads(json.dumps(episode_payload(row, trace, get_family("reposcan").environment(spec), 6000)))
-    page = json.loads(json.dumps(episode_payload(row, {**trace, "views": run.views.as_trace()}, None, None)))
+    page = json.loads(json.dumps(episode_payload(row, replace(trace, views=run.views.as_trace()), None, None)))
     assert "recorded" in page["views_note"] and "rebuilt" in replayed["views_note"]
     for payload in (page, replayed):  # the views the run recorded and the ones a replay rebuilds
         views = [decode_view(v, payload["messages"], payload["pool"]) for v in payload["views"]]

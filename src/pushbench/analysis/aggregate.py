@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 
 from pushbench import config
+from pushbench.log.names import EPISODES, SCORED
+from pushbench.log.rows import read_episodes
 
 BLACKBOX = "blackbox"  # the black-box agents' run folder (harness.pipeline)
+TABLE = "episodes.jsonl"  # the results folder's one table: every run's scored rows
 
 
 def aggregate(experiments: list[str], runs: Path | None = None, out: Path | None = None) -> Path:
@@ -16,14 +19,17 @@ def aggregate(experiments: list[str], runs: Path | None = None, out: Path | None
     for name in sorted(experiments):
         # experiments are scored from their traces (scored.jsonl); the black-box harness writes
         # scored rows itself (episodes.jsonl)
-        path = runs / name / ("episodes.jsonl" if name == BLACKBOX else "scored.jsonl")
+        path = runs / name / (EPISODES if name == BLACKBOX else SCORED)
         if not path.is_file():
             raise FileNotFoundError(f"run {name!r} has no scored episodes at {path}; run `dvc repro` first")
+        if name == BLACKBOX:  # through the format check; the version is not a column of the table
+            lines += [json.dumps({**row.facts(), "experiment": name}, sort_keys=True) for row in read_episodes(path)]
+            continue
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 lines.append(json.dumps({**json.loads(line), "experiment": name}, sort_keys=True))
     out.mkdir(parents=True, exist_ok=True)
-    target = out / "episodes.jsonl"
+    target = out / TABLE
     target.write_text("".join(sorted(line + "\n" for line in lines)), encoding="utf-8")
     return target
 
@@ -37,11 +43,11 @@ def load_results(results: Path | str, experiment: str | None = None):
     from pushbench.runner.experiment import recorded_experiment
 
     folder = Path(results)
-    if (folder / "scored.jsonl").is_file():
-        frame = pd.read_json(folder / "scored.jsonl", lines=True)
+    if (folder / SCORED).is_file():
+        frame = pd.read_json(folder / SCORED, lines=True)
         frame["experiment"] = recorded_experiment(folder) or folder.name
     else:
-        frame = pd.read_json(folder / "episodes.jsonl", lines=True)
+        frame = pd.read_json(folder / TABLE, lines=True)
     return frame[frame.experiment == experiment].reset_index(drop=True) if experiment else frame
 
 

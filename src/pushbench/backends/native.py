@@ -19,7 +19,7 @@ from pushbench.memory.base import (MAX_MEMORY_CALLS_PER_STEP, SideLLM, bind_llm,
                                    handle_memory_call, memory_tools)
 from pushbench.memory.viewlog import ViewLog
 from pushbench.policies.base import Policy, PolicyStop, Turn
-from pushbench.tools.base import Environment, Observation, ToolCall
+from pushbench.tools.base import Environment, Observation, ToolCall, ToolError
 
 SYSTEM_PROMPT = (
     "You are an autonomous agent working in a tool environment. Call exactly one tool per turn. "
@@ -70,6 +70,33 @@ def decode(call: ToolCall) -> ToolCall:
     return call
 
 
+def as_executed(env: Environment, call: ToolCall) -> ToolCall:
+    """The decoded call with its arguments as ``env.execute`` leaves them (schema defaults filled
+    in, integers coerced: ``Environment.parse_arguments``, the step ``execute`` takes), for a replay
+    that executes nothing: the origin it builds then holds what the live loop's held. Arguments
+    the environment refuses stay as its parsing left them, as in the live run."""
+    call = decode(call)
+    if call.name in env.tools:
+        try:
+            env.parse_arguments(call)
+        except ToolError:
+            pass
+    return call
+
+
+def call_origin(env: Environment, executed: ToolCall, call_id: str) -> dict[str, Any]:
+    """The origin of an executed call's observation: the call as executed (``as_executed``, for a
+    replay) and the requirement ids it serves."""
+    return {"tool": executed.name, "arguments": executed.arguments, "call_id": call_id,
+            "requirements": call_origins(env, executed)}
+
+
+def memory_origin(call: ToolCall) -> dict[str, Any]:
+    """The origin of a memory tool call's reply: the call as the model wrote it, decoded afresh (the
+    memory's own validation fills defaults into the copy it was handed)."""
+    return {"tool": call.name, "arguments": decode(call).arguments, "call_id": call.call_id, "internal": True}
+
+
 @dataclass
 class Decision:
     """What the controller made of a turn: end the episode, refuse it with a text, or execute a call."""
@@ -103,9 +130,7 @@ def take_turn(run: EpisodeRun, policy: Policy, memory: ContextBuilder, tools: li
             return turn
         assert turn.call is not None
         message = {"role": "tool", "tool_call_id": turn.call.call_id, "content": reply}
-        memory.ingest(Event(run.env.steps, "memory", message, {
-            "tool": turn.call.name, "arguments": decode(turn.call).arguments, "call_id": turn.call.call_id,
-            "internal": True}))
+        memory.ingest(Event(run.env.steps, "memory", message, memory_origin(turn.call)))
         run.transcript.append(message)
     turn, view = act(run, policy, memory, tools, seed)  # memory tools withdrawn
     record_turn(run, memory, turn)
@@ -174,8 +199,7 @@ def apply(run: EpisodeRun, turn: Turn, decision: Decision, controller: Controlle
         if not obs.done or executed.name != "final":
             obs = controller.after(executed, obs, env)
         reply = {"role": "tool", "tool_call_id": turn.call.call_id, "content": obs.text}
-        origin = {"tool": executed.name, "arguments": executed.arguments, "call_id": turn.call.call_id,
-                  "requirements": call_origins(env, executed)}
+        origin = call_origin(env, executed, turn.call.call_id)
     memory.ingest(Event(env.steps, "observation", reply, origin))
     run.transcript.append(reply)
 

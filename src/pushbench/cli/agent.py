@@ -12,6 +12,7 @@ from rich.console import Console
 from pushbench import config
 from pushbench.cli.base import UserError, need_root, one_line, split
 from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
+from pushbench.log.names import EPISODES
 
 agent_app = typer.Typer(no_args_is_help=True, help="Black-box agents (any MCP-capable agent CLI).")
 show = Console()
@@ -206,7 +207,7 @@ def agent_deltas(run: Path = typer.Argument(..., help="A grid folder or its epis
                  fmt: TableFormat = FORMAT_OPTION) -> None:
     """Paired checklist-minus-default success deltas per agent and N (Table 7)."""
     folder = run if run.is_dir() else run.parent
-    _report_deltas(folder / "episodes.jsonl" if run.is_dir() else run, folder / "deltas.json", fmt)
+    _report_deltas(folder / EPISODES if run.is_dir() else run, folder / "deltas.json", fmt)
 
 
 def _report_deltas(path: Path, dest: Path, fmt: TableFormat = TableFormat.auto) -> None:

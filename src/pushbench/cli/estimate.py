@@ -10,6 +10,7 @@ import typer
 
 from pushbench.cli.base import UserError, experiment_name, need_root, split, targets
 from pushbench.cli.tables import FORMAT_OPTION, TableFormat, print_table
+from pushbench.log.names import EPISODES
 
 
 def print_estimate(grid: Any, prices_file: Optional[Path], options: dict[str, Any] | None = None,
@@ -30,7 +31,7 @@ def print_estimate(grid: Any, prices_file: Optional[Path], options: dict[str, An
         raise UserError(str(err)) from None
     if like is not None and not like.startswith("sim/"):
         raise UserError(f"--like takes a SimLM profile (sim/mini, sim/base, sim/pro, sim/perfect); got {like!r}")
-    done = read_done(out / "episodes.jsonl") if out is not None else set()
+    done = read_done(out / EPISODES) if out is not None else set()
     result = estimate(grid, tasks, prices, like=like, options=options, skip=done)
     table = pd.DataFrame([{"model": m.model, "episodes": m.episodes, "from_recorded_runs": m.recorded,
                            "llm_calls": round(m.llm_calls), "input_tokens": round(m.input_tokens),

@@ -20,17 +20,18 @@ def fork(run: Path = typer.Option(..., "--run", help="The recorded run folder.")
          workers: int = typer.Option(1, "--workers", min=1, help="Forks run in this many processes.")) -> None:
     """Replay recorded episodes up to a step without calling the model, then continue under another condition."""
     from pushbench import config
+    from pushbench.log.names import EPISODES, SCORED
     from pushbench.replay.fork import ForkError, Selection, run_forks
     from pushbench.scoring import ScoringError, load_episodes, score_run, summarize
 
     try:
         written = run_forks(run, out, at, controller, memory, model, episode, int(config.params("seed")),
                             backend=backend, selection=Selection(controller=from_controller), workers=workers)
-        if (out / "episodes.jsonl").is_file():
+        if (out / EPISODES).is_file():
             score_run(out)
     except (ForkError, ScoringError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"{len(written)} forks written to {out}")
-    if (out / "scored.jsonl").is_file():
+    if (out / SCORED).is_file():
         typer.echo(summarize(load_episodes(out)).to_string(index=False))

@@ -16,6 +16,7 @@ from pushbench.cli.base import UserError, experiment_name, need_root, split, tar
 from pushbench.cli.estimate import print_estimate
 from pushbench.cli.spend import MAX_COST, MAX_TOTAL_TOKENS, PRICES, finish, meter_for, show
 from pushbench.cli.tables import FORMAT_OPTION, TableFormat
+from pushbench.log.names import EPISODES, SCORED
 
 console = Console()
 
@@ -135,7 +136,7 @@ def check_out(out: Path) -> None:
 def note_other_episodes(out: Path, grid: Any) -> None:
     """Say so when the folder holds episodes this grid did not ask for (an earlier run with another
     --limit, --task or grid): the summary below covers every episode of the folder."""
-    path = out / "episodes.jsonl"
+    path = out / EPISODES
     if not path.is_file():
         return
     wanted = {e.episode_id for e in grid.episodes()}
@@ -155,7 +156,7 @@ def score_cmd(run_dir: Path = typer.Argument(..., help="A run folder (episodes.j
         need_root()
     from pushbench.scoring import ScoringError, load_episodes, score_run
 
-    before = _rows(run_dir / "scored.jsonl")
+    before = _rows(run_dir / SCORED)
     try:
         path = score_run(run_dir, manifests)
     except ScoringError as err:

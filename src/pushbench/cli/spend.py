@@ -14,6 +14,7 @@ import typer
 from pushbench import config
 from pushbench.cli.base import UserError
 from pushbench.cli.tables import LEGEND, TableFormat, print_table
+from pushbench.log.names import EPISODES
 from pushbench.policies.base import EndpointPolicy
 
 MAX_COST = typer.Option(None, "--max-cost", min=0.0, help="Stop once this run's API calls cost this many US "
@@ -112,7 +113,7 @@ def finish(out: Path, meter: Any, fmt: TableFormat, incomplete: Any = None, api:
     ``stopped:`` line and exit code 3."""
     from pushbench.scoring import load_episodes, score_run
 
-    if (out / "episodes.jsonl").is_file() and (out / "episodes.jsonl").stat().st_size:
+    if (out / EPISODES).is_file() and (out / EPISODES).stat().st_size:
         show(load_episodes(score_run(out, prices=meter.prices)), None, fmt, meter.prices)
     if api:
         typer.echo(spent_line(meter), err=True)

@@ -8,7 +8,6 @@ difference per agent and N (Table 7), matched by task and seed.
 
 from __future__ import annotations
 
-import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -19,7 +18,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, cast
 from pushbench.harness import zygote
 from pushbench.harness.launcher import STANDIN_PREFIX, AgentSpec, EpisodePlan, run_agent_episode
 from pushbench.harness.prompts import PROMPTS
-from pushbench.runner import read_done, sort_jsonl, trace_name, write_trace
+from pushbench.log.models import EpisodeRow, Trace
+from pushbench.log.names import EPISODES, TRACES, trace_stem
+from pushbench.log.rows import append_row, read_done, sort_jsonl
+from pushbench.log.traces import write_trace
 from pushbench.runner.lock import run_lock
 from pushbench.tasks import load_tasks
 from pushbench.tasks.base import TaskSpec
@@ -55,7 +57,7 @@ def grid_plans(tasks: list[TaskSpec], agents: list[AgentSpec], prompts: list[str
 
 
 def episode_folder(out: Path, plan: EpisodePlan) -> Path:
-    return out / "episodes" / trace_name(plan.spec.episode_id).removesuffix(".json.gz")
+    return out / "episodes" / trace_stem(plan.spec.episode_id)
 
 
 def _run_one(out: Path, plan: EpisodePlan) -> dict[str, Any]:
@@ -64,10 +66,9 @@ def _run_one(out: Path, plan: EpisodePlan) -> dict[str, Any]:
     outcome = run_agent_episode(plan, folder)
     if plan.zygote is not None and not zygote.alive(plan.zygote):  # its processes may have been cut short
         raise RuntimeError(f"a fork server died during {plan.spec.episode_id}; run the grid again (it resumes)")
-    write_trace(out / "traces", plan.spec.episode_id, {
-        "episode_id": plan.spec.episode_id, "agent": plan.agent.name, "prompt": plan.prompt,
-        "events": outcome.events, "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
-        "wall_seconds": outcome.wall_seconds})
+    write_trace(out / TRACES, Trace(plan.spec.episode_id, outcome.events, agent=plan.agent.name, prompt=plan.prompt,
+                                    exit_code=outcome.exit_code, timed_out=outcome.timed_out,
+                                    wall_seconds=outcome.wall_seconds))
     return outcome.row
 
 
@@ -85,7 +86,7 @@ def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1, fork_se
     With ``fork_server``, the stand-in agents and their stdio MCP servers are forked from one
     zygote (harness/zygote.py) instead of each starting an interpreter and its imports."""
     with run_lock(out):  # one run per folder, as for `pushbench run`
-        path = out / "episodes.jsonl"
+        path = out / EPISODES
         done = read_done(path)
         todo = [p for p in plans if p.spec.episode_id not in done]
         with ExitStack() as stack:
@@ -95,8 +96,7 @@ def run_plans(plans: Iterable[EpisodePlan], out: Path, workers: int = 1, fork_se
                     todo = [replace(p, zygote=folder) if _forkable(p) else p for p in todo]
             with open(path, "a", encoding="utf-8") as sink:
                 for row in _rows(out, todo, workers):
-                    sink.write(json.dumps(row, sort_keys=True) + "\n")
-                    sink.flush()
+                    append_row(sink, EpisodeRow.from_facts(row))
         sort_jsonl(path)
     return path
 

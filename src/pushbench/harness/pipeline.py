@@ -17,6 +17,7 @@ from pathlib import Path
 from pushbench import config
 from pushbench.harness.grid import grid_plans, grid_tasks, run_plans
 from pushbench.harness.launcher import EpisodePlan, preflight, resolve_agent
+from pushbench.log.names import EPISODES
 
 
 def run_configured(out: Path | None = None) -> Path:
@@ -35,9 +36,9 @@ def run_configured(out: Path | None = None) -> Path:
         if stale != work:
             shutil.rmtree(stale, ignore_errors=True)
     rows = run_plans(plans, work, int(config.params("run.workers")), fork_server=True)
-    shutil.copyfile(rows, out / "episodes.jsonl")
+    shutil.copyfile(rows, out / EPISODES)
     shutil.rmtree(work, ignore_errors=True)
-    return out / "episodes.jsonl"
+    return out / EPISODES
 
 
 def fingerprint(spec: dict) -> str:

@@ -18,17 +18,20 @@ step 0 is exactly a fresh run of the new condition at the same seed (a test chec
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pushbench.backends.native import EpisodeRun, apply, control, decode, start_memory, step, stopped
+from pushbench.backends.native import (EpisodeRun, apply, control, decode, memory_origin, start_memory, step,
+                                       stopped)
 from pushbench.memory.base import Event, bind_llm, memory_tools
 from pushbench.policies import make_policy
 from pushbench.policies.base import PolicyStop, turn_from_message
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES, Entry, UnknownName
-from pushbench.runner.files import read_done, sort_jsonl, trace_name, write_trace
+from pushbench.log.models import EpisodeRow, FormatError, Trace
+from pushbench.log.names import EPISODES, TRACES, trace_path
+from pushbench.log.rows import append_row, read_done, sort_jsonl
+from pushbench.log.traces import read_trace, write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family, load_tasks
 from pushbench.tools.base import ToolCall
@@ -70,13 +73,14 @@ def load_run(run_dir: Path) -> list[dict[str, Any]]:
         raise ForkError(str(err)) from None
 
 
-def read_recording(run_dir: Path, episode_id: str) -> dict[str, Any]:
-    import gzip
-
-    path = Path(run_dir) / "traces" / trace_name(episode_id)
+def read_recording(run_dir: Path, episode_id: str) -> Trace:
+    path = trace_path(run_dir, episode_id)
     if not path.is_file():
         raise ForkError(f"no trace of {episode_id} in {run_dir}")
-    return json.loads(gzip.decompress(path.read_bytes()))
+    try:
+        return read_trace(path)
+    except FormatError as err:
+        raise ForkError(str(err)) from None
 
 
 def check_names(controller: str, memory: str, model: str) -> None:
@@ -104,16 +108,16 @@ class Prefix:
     side_calls: int  # the new model's calls for the memory's own requests during the replay
 
 
-def recorded_turns(spec: ForkSpec, trace: dict[str, Any]) -> list[Turn]:
+def recorded_turns(spec: ForkSpec, trace: Trace) -> list[Turn]:
     own = frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(spec.parent["memory"])))
-    turns = [t for t in walk(trace["messages"], own) if t.step is not None]
+    turns = [t for t in walk(trace.transcript, own) if t.step is not None]
     if not 0 <= spec.at < len(turns):
         raise ForkError(f"--at must be from 0 to {len(turns) - 1} for {spec.parent['episode_id']} "
                         f"({len(turns)} recorded steps), got {spec.at}")
     return turns
 
 
-def replay_prefix(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
+def replay_prefix(spec: ForkSpec, trace: Trace, task: Any, master_seed: int,
                   policy_options: dict[str, Any] | None = None) -> Prefix:
     """A fresh environment, the new controller, memory and model, and the recorded steps before K
     re-executed under the recorded controller (each observation checked against the recording)."""
@@ -124,7 +128,7 @@ def replay_prefix(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed:
     seed = spec.episode.policy_seed(master_seed)
     start_memory(memory, controller, env)
     run = EpisodeRun(env)
-    messages = trace["messages"]
+    messages = trace.transcript
     turns = recorded_turns(spec, trace)
     same_memory = spec.memory == spec.parent["memory"]  # the recorded memory calls are replayed into it
     recorded_summaries = same_memory and spec.model == spec.parent["model"]  # same window: same evictions
@@ -135,8 +139,8 @@ def replay_prefix(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed:
     return Prefix(run, policy, controller, memory, seed, turns, run.llm_calls)
 
 
-def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
-                 policy_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def fork_episode(spec: ForkSpec, trace: Trace, task: Any, master_seed: int,
+                 policy_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], Trace]:
     """Run one fork; return its row and its trace."""
     if spec.backend == "langgraph":
         fork_on_langgraph = Entry(BACKENDS.entry("langgraph").meta["fork"]).load()  # lazy: it builds on this module
@@ -156,8 +160,8 @@ def fork_episode(spec: ForkSpec, trace: dict[str, Any], task: Any, master_seed: 
            "budget": task.budget, "llm_calls": run.llm_calls, "input_tokens": run.input_tokens,
            "output_tokens": run.output_tokens, "parent": spec.parent["episode_id"], "fork_step": spec.at,
            "fork_at": spec.label or str(spec.at), "replay_side_calls": prefix.side_calls}
-    out_trace = {"episode_id": spec.episode_id, "objective": task.objective, "messages": run.transcript,
-                 "events": run.env.verifier.events, "parent": spec.parent["episode_id"], "fork_step": spec.at}
+    out_trace = Trace(spec.episode_id, run.env.verifier.events, objective=task.objective, messages=run.transcript,
+                      parent=spec.parent["episode_id"], fork_step=spec.at)
     return row, out_trace
 
 
@@ -179,14 +183,14 @@ def _replay_turn(run: EpisodeRun, turn: Turn, messages: list[dict[str, Any]], me
         message = messages[call_at]
         memory.ingest(Event(run.env.steps + 1, "action", message))
         run.transcript.append(message)
-        call = decode(cast(ToolCall, turn_from_message(message).call))  # a memory call's message holds its call
+        recorded_call = cast(ToolCall, turn_from_message(message).call)  # a memory call's message holds its call
+        call = decode(recorded_call)
         text = memory.handle(call)
         if side is not None and text != messages[reply_at].get("content"):
             raise ForkError(f"replay diverged before step {run.env.steps + 1}: the memory's reply to "
                             f"{call.name} differs from the recorded one")
         reply = {"role": "tool", "tool_call_id": call.call_id, "content": text}
-        memory.ingest(Event(run.env.steps, "memory", reply, {"tool": call.name, "arguments": call.arguments,
-                                                             "call_id": call.call_id, "internal": True}))
+        memory.ingest(Event(run.env.steps, "memory", reply, memory_origin(recorded_call)))  # as the live loop
         run.transcript.append(reply)
     memory.render(policy.context_window)
     recorded = turn_from_message(messages[turn.action])
@@ -282,7 +286,7 @@ def run_forks(run_dir: Path, out: Path, at: str, controller: str, memory: str | 
     return _run_specs(Path(run_dir), Path(out), specs, master_seed, workers)
 
 
-def _job(job: tuple[ForkSpec, Path, Any, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _job(job: tuple[ForkSpec, Path, Any, int]) -> tuple[dict[str, Any], Trace]:
     spec, run_dir, task, master_seed = job
     return fork_episode(spec, read_recording(run_dir, spec.parent["episode_id"]), task, master_seed)
 
@@ -299,7 +303,7 @@ def _results(jobs: list[tuple[ForkSpec, Path, Any, int]], workers: int):
 
 def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int, workers: int = 1) -> list[str]:
     tasks: dict[str, dict[str, Any]] = {}
-    done = read_done(out / "episodes.jsonl")
+    done = read_done(out / EPISODES)
     jobs = []
     for spec in specs:
         if spec.episode_id in done:
@@ -313,17 +317,17 @@ def _run_specs(run_dir: Path, out: Path, specs: list[ForkSpec], master_seed: int
         task = tasks[family].get(spec.parent["task_id"])
         if task is None:
             raise ForkError(f"task {spec.parent['task_id']!r} is not in the {family} manifest")
-        if not (run_dir / "traces" / trace_name(spec.parent["episode_id"])).is_file():  # before anything is written
+        if not trace_path(run_dir, spec.parent["episode_id"]).is_file():  # before anything is written
             raise ForkError(f"no trace of {spec.parent['episode_id']} in {run_dir}")
         jobs.append((spec, run_dir, task, master_seed))
     written = []
     for row, trace in _results(jobs, workers):
-        write_trace(out / "traces", row["episode_id"], trace)
-        with open(out / "episodes.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row, sort_keys=True) + "\n")
+        write_trace(out / TRACES, trace)
+        with open(out / EPISODES, "a", encoding="utf-8") as handle:
+            append_row(handle, EpisodeRow.from_facts(row))
         written.append(row["episode_id"])
-    if (out / "episodes.jsonl").is_file():
-        sort_jsonl(out / "episodes.jsonl")
+    if (out / EPISODES).is_file():
+        sort_jsonl(out / EPISODES)
     return sorted(written)
 
 
@@ -344,7 +348,7 @@ def stage() -> Path:
               params.get("memory"), params.get("model"), None, int(config.params("seed")),
               selection=selection, workers=int(config.params("run.workers")))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "episodes.jsonl").touch()  # no failed parent: an empty run folder, still scored
+    (out / EPISODES).touch()  # no failed parent: an empty run folder, still scored
     score_run(out)
     return out
 

@@ -27,6 +27,7 @@ from langgraph.types import StateSnapshot
 from pushbench.replay import fork as forks
 from pushbench.backends.langgraph import Episode, _invoke, _status, build_graph, open_saver
 from pushbench.backends.native import EpisodeRun, start_memory
+from pushbench.log.models import Trace
 from pushbench.policies.base import Turn, turn_from_message
 from pushbench.registry import CONTROLLERS, MEMORIES
 from pushbench.tasks import get_family
@@ -75,7 +76,7 @@ def _diverged(got: list[dict[str, Any]], want: list[dict[str, Any]], turns: list
                            "recorded one (the environment or the recorded controller changed since the run)")
 
 
-def replay_into(graph: Any, config: dict[str, Any], spec: forks.ForkSpec, trace: dict[str, Any], task: Any,
+def replay_into(graph: Any, config: dict[str, Any], spec: forks.ForkSpec, trace: Trace, task: Any,
                 master_seed: int, turns: list[Any]) -> StateSnapshot:
     """Run the recorded condition's graph on the recorded messages up to step K; its checkpoint there."""
     parent = spec.parent
@@ -87,7 +88,7 @@ def replay_into(graph: Any, config: dict[str, Any], spec: forks.ForkSpec, trace:
                               f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
     controller, memory = CONTROLLERS.make(parent["controller"]), MEMORIES.make(parent["memory"])
     cut = prefix_end(turns, spec.at)
-    recorded = [m for m in trace["messages"][:cut] if m.get("role") == "assistant"]
+    recorded = [m for m in trace.transcript[:cut] if m.get("role") == "assistant"]
     start_memory(memory, controller, env)
     seed = forks.EpisodeSpec(parent["family"], parent["task_id"], parent["controller"], parent["memory"],
                              parent["model"], "langgraph", int(parent["seed"])).policy_seed(master_seed)
@@ -98,12 +99,12 @@ def replay_into(graph: Any, config: dict[str, Any], spec: forks.ForkSpec, trace:
     except _AtForkPoint:
         pass
     snapshot = checkpoint_at(graph, config, spec.at)
-    if _messages(snapshot.values) != trace["messages"][:cut]:
-        raise _diverged(_messages(snapshot.values), trace["messages"][:cut], turns)
+    if _messages(snapshot.values) != trace.transcript[:cut]:
+        raise _diverged(_messages(snapshot.values), trace.transcript[:cut], turns)
     return snapshot
 
 
-def fork_on_langgraph(spec: forks.ForkSpec, trace: dict[str, Any], task: Any, master_seed: int,
+def fork_on_langgraph(spec: forks.ForkSpec, trace: Trace, task: Any, master_seed: int,
                       policy_options: dict[str, Any] | None = None) -> forks.Prefix:
     """Replay into a fresh checkpointer, branch at step K, run the new condition on; the fork's
     live objects at the end (their run holds the fork's transcript and counters)."""

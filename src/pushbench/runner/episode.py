@@ -13,7 +13,9 @@ from typing import Any
 
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
 from pushbench.policies import is_api_model, make_policy
-from pushbench.runner.files import trace_name, write_trace
+from pushbench.log.models import Trace
+from pushbench.log.names import trace_stem
+from pushbench.log.traces import write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family
 from pushbench.tasks.base import TaskSpec
@@ -54,7 +56,7 @@ def backend_options(spec: EpisodeSpec, trace_dir: Path | None) -> dict[str, Any]
     """A resumable backend (langgraph) checkpoints each episode under the run folder."""
     if trace_dir is None or not BACKENDS.entry(spec.backend).meta.get("resumable", False):
         return {}
-    name = trace_name(spec.episode_id).removesuffix(".json.gz") + ".sqlite"
+    name = trace_stem(spec.episode_id) + ".sqlite"
     return {"checkpoint": trace_dir.parent / "checkpoints" / name, "thread_id": spec.episode_id,
             "remove_when_done": True}
 
@@ -66,11 +68,10 @@ def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: A
            "llm_calls": run.llm_calls, "input_tokens": run.input_tokens, "output_tokens": run.output_tokens,
            VERIFIED: env.verifier.valid_count >= task.target}
     if trace_dir is not None:
-        write_trace(trace_dir, spec.episode_id,
-                    {"episode_id": spec.episode_id, "objective": task.objective,
-                     "messages": run.transcript, "events": env.verifier.events,
-                     **({"views": run.views.as_trace()} if getattr(run, "views", None) is not None else {}),
-                     **({"tool_failures": env.tool_failures} if getattr(env, "tool_failures", None) else {}),
-                     **({"wall_seconds": round(time.perf_counter() - started, 4)} if started is not None else {}),
-                     **({"api": policy.stats.as_dict()} if hasattr(policy, "stats") else {})})
+        write_trace(trace_dir, Trace(
+            spec.episode_id, env.verifier.events, objective=task.objective, messages=run.transcript,
+            views=run.views.as_trace() if getattr(run, "views", None) is not None else None,
+            tool_failures=getattr(env, "tool_failures", None) or None,
+            wall_seconds=round(time.perf_counter() - started, 4) if started is not None else None,
+            api=policy.stats.as_dict() if hasattr(policy, "stats") else None))
     return row

@@ -24,7 +24,9 @@ from pushbench.policies import is_api_model
 from pushbench.policies.spend import Meter
 from pushbench.runner.episode import VERIFIED, Unfinished, run_episode
 from pushbench.runner.checks import check_grid
-from pushbench.runner.files import read_done, sort_jsonl
+from pushbench.log.models import EpisodeRow
+from pushbench.log.names import EPISODES, TRACES
+from pushbench.log.rows import append_row, read_done, sort_jsonl
 from pushbench.runner.lock import run_lock
 from pushbench.runner.grid import EpisodeSpec, Grid
 from pushbench.runner.ray_exec import check_executor, iter_ray_rows
@@ -51,7 +53,7 @@ def run_grid(grid: Grid, out: Path, workers: int = 1, progress: bool = True,
     tasks = {t.task_id: t for t in check_grid(grid, manifest_root)}  # nothing is written for a bad grid
     meter = meter or Meter()
     with run_lock(out):
-        path = out / "episodes.jsonl"
+        path = out / EPISODES
         left = _append(grid, tasks, path, read_done(path), workers, progress, policy_options, concurrency,
                        wall_time, executor, meter)
         sort_jsonl(path)  # sorted, and one row per episode id (also removes an older run's duplicates)
@@ -73,7 +75,7 @@ def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], 
     # one backend after the other: SimLM acts the same on every backend, so the second backend's
     # episodes find the first one's SWE-lite test runs cached instead of running them concurrently
     todo.sort(key=lambda s: grid.backends.index(s.backend))
-    jobs = [(s, tasks[s.task_id], grid.master_seed, str(out / "traces"), wall_time) for s in todo]
+    jobs = [(s, tasks[s.task_id], grid.master_seed, str(out / TRACES), wall_time) for s in todo]
     with open(path, "a", encoding="utf-8") as sink, _progress(progress) as bar:
         task_bar = bar.add_task("episodes", total=len(jobs), success="-")
         successes = 0
@@ -94,9 +96,7 @@ def _append(grid: Grid, tasks: dict[str, TaskSpec], path: Path, done: set[str], 
                 continue
             failing = 0
             successes += bool(row.pop(VERIFIED, False))
-            sink.write(json.dumps(row, sort_keys=True) + "\n")
-            sink.flush()
-            os.fsync(sink.fileno())
+            append_row(sink, EpisodeRow.from_facts(row), sync=True)
             bar.update(task_bar, success=f"{successes / (i - len(left)):.0%}")
     return left
 

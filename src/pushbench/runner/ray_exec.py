@@ -35,7 +35,9 @@ from typing import Any, Callable, Iterator
 from pushbench import config
 from pushbench.policies import is_api_model
 from pushbench.runner.episode import VERIFIED, run_episode
-from pushbench.runner.files import trace_name, write_trace
+from pushbench.log.models import Trace
+from pushbench.log.names import TRACES, trace_name, trace_stem
+from pushbench.log.traces import write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family
 from pushbench.tasks.base import TaskSpec
@@ -211,10 +213,10 @@ class Scratch:
         top = Path(tempfile.gettempdir()) / f"pushbench-ray-{os.getuid()}"
         top.mkdir(mode=0o700, exist_ok=True)  # the answers pass through here: private to this user
         base = top / run_key
-        self.traces = base / "traces"
+        self.traces = base / TRACES
         self.traces.mkdir(parents=True, exist_ok=True)
         self.name = trace_name(spec.episode_id)
-        self.answers = base / "hidden" / self.name.removesuffix(".json.gz")
+        self.answers = base / "hidden" / trace_stem(spec.episode_id)
         self.options: dict[str, Any] = {}
         if hidden is not None:
             _write_bytes(self.answers / task.family / f"{task.task_id}.json", hidden)
@@ -354,9 +356,8 @@ def _error_episode(spec: EpisodeSpec, task: TaskSpec, scratch: Scratch, events: 
     if missing and isinstance(err, (OSError, SnapshotError)):
         raise NodeSetupError(f"Ray node {socket.gethostname()} has no snapshot {', '.join(missing)} under "
                              f"its project root; run `pushbench snapshots fetch` there (docs/ray.md)") from None
-    write_trace(scratch.traces, spec.episode_id,
-                {"episode_id": spec.episode_id, "objective": task.objective, "messages": [], "events": events,
-                 "error": _traceback(err).replace(str(config.ROOT) + os.sep, "")})  # no absolute path
+    write_trace(scratch.traces, Trace(spec.episode_id, events, objective=task.objective, messages=[],
+                                      error=_traceback(err).replace(str(config.ROOT) + os.sep, "")))  # no absolute path
     return {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
             "llm_calls": 0, "input_tokens": 0, "output_tokens": 0, VERIFIED: False}
 

@@ -9,22 +9,22 @@ re-running an episode (``pushbench score RUN_DIR``; the DVC stage ``score@EXPERI
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from pushbench import config
+from pushbench.log.models import FormatError, Trace
+from pushbench.log.names import EPISODES, SCORED, SUMMARY, trace_path
+from pushbench.log.rows import read_episodes
+from pushbench.log.traces import read_trace as _read_trace
 from pushbench.scoring.diagnostics import RepetitionRule, diagnose, family_deliverable
 from pushbench.prices import PriceTable, load_prices
 from pushbench.scoring.metrics import CONDITION, common_metrics, load_episodes, summarize
 from pushbench.scoring.usage import episode_usage, usage_summary
 from pushbench.tasks import get_family, load_tasks
 from pushbench.tasks.base import TaskSpec, task_split
-
-SCORED = "scored.jsonl"
-
 
 class ScoringError(ValueError):
     """A run folder that cannot be scored (no episodes, a missing trace or task)."""
@@ -57,26 +57,26 @@ def score_row(raw: dict[str, Any], events: list[dict[str, Any]], task: TaskSpec,
     return {**raw, **tokens, **episode_usage(raw, api, prices or PriceTable()), **score_events(events, task, rule)}
 
 
-def trace_path(run_dir: Path, episode_id: str) -> Path:
-    from pushbench.runner.files import trace_name  # the runner's naming rule
-
-    return run_dir / "traces" / trace_name(episode_id)
-
-
-def read_trace(path: Path) -> dict[str, Any]:
+def read_trace(path: Path) -> Trace:
     if not path.is_file():
-        raise ScoringError(f"no trace at {path}: re-run the experiment (its episodes.jsonl lists the episode)")
-    return json.loads(gzip.decompress(path.read_bytes()))  # one call (GzipFile reads in 8 KiB Python steps)
+        raise ScoringError(f"no trace at {path}: re-run the experiment (its {EPISODES} lists the episode)")
+    try:
+        return _read_trace(path)
+    except FormatError as err:
+        raise ScoringError(str(err)) from None
 
 
 def score_run(run_dir: Path, manifest_root: Path | None = None, prices: PriceTable | None = None) -> Path:
     """Write ``run_dir/scored.jsonl`` and ``run_dir/summary.json``; return the scored file.
     ``prices``: the table of ``cost_usd`` (default params.yaml ``prices``)."""
     run_dir = Path(run_dir)
-    raw_path = run_dir / "episodes.jsonl"
+    raw_path = run_dir / EPISODES
     if not raw_path.is_file():
         raise ScoringError(f"no episodes at {raw_path}; run the grid first")
-    raws = [json.loads(line) for line in raw_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        raws = [row.facts() for row in read_episodes(raw_path)]
+    except FormatError as err:
+        raise ScoringError(str(err)) from None
     tasks: dict[str, dict[str, TaskSpec]] = {}
     lines = []
     rule, prices = repetition_rule(), prices or load_prices()
@@ -88,11 +88,11 @@ def score_run(run_dir: Path, manifest_root: Path | None = None, prices: PriceTab
         if task is None:
             raise ScoringError(f"task {raw['task_id']!r} of {raw_path} is not in the {family} manifest")
         trace = read_trace(trace_path(run_dir, raw["episode_id"]))
-        lines.append(json.dumps(score_row(raw, trace["events"], task, rule, trace.get("api"), prices), sort_keys=True))
+        lines.append(json.dumps(score_row(raw, trace.events, task, rule, trace.api, prices), sort_keys=True))
     out = run_dir / SCORED
     _write_atomic(out, "".join(line + "\n" for line in sorted(lines)))
     if raws:
-        _write_atomic(run_dir / "summary.json", json.dumps(summary_records(load_episodes(out)), sort_keys=True,
+        _write_atomic(run_dir / SUMMARY, json.dumps(summary_records(load_episodes(out)), sort_keys=True,
                                                            indent=1) + "\n")
     return out
 

@@ -55,12 +55,15 @@ def load_episodes(path: Any) -> Any:
     import pandas as pd
     from pathlib import Path
 
+    from pushbench.log.models import FORMAT_KEY
+    from pushbench.log.names import EPISODES, SCORED
+
     path = Path(path)
     if path.is_dir():
-        path = path / "scored.jsonl" if (path / "scored.jsonl").is_file() else path / "episodes.jsonl"
+        path = path / SCORED if (path / SCORED).is_file() else path / EPISODES
     if not path.is_file():
         raise FileNotFoundError(f"no episodes at {path}")
-    return pd.read_json(path, lines=True)
+    return pd.read_json(path, lines=True).drop(columns=FORMAT_KEY, errors="ignore")  # a version, not a fact
 
 
 def family_columns(families: Any) -> list[str]:

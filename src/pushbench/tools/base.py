@@ -215,7 +215,7 @@ class Environment:
             spec = self.tools.get(call.name)
             if spec is None:
                 raise ToolError(f"unknown tool {ascii(call.name[:100])}; available tools: {', '.join(sorted(self.tools))}")
-            args = self._parse(call)
+            args = self.parse_arguments(call)
             logged = args
             obs = spec.handler(**args)
         except PreconditionError as err:
@@ -237,7 +237,13 @@ class Environment:
         obs.done = self.done
         return obs
 
-    def _parse(self, call: ToolCall) -> dict[str, Any]:
+    def parse_arguments(self, call: ToolCall) -> dict[str, Any]:
+        """The handler's keyword arguments for ``call`` of a tool this environment has (``ToolError``
+        when they are not valid). Arguments that are already a JSON object (a decoded call, as the
+        backends pass it) are completed in place: the schema validator fills in the defaults of the
+        properties the call left out, and integral numbers of integer properties become ints. So
+        the call's origin, built after ``execute``, holds the arguments as executed; a replay that
+        executes nothing rebuilds them with this (``backends.native.as_executed``)."""
         raw = call.arguments
         if isinstance(raw, str):
             if len(raw) > MAX_ARGUMENT_CHARS:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pushbench.log.models import Trace
 from pushbench.memory.base import memory_tools
 from pushbench.replay.recall.replay import Recording, replay
 from pushbench.memory.viewlog import ViewEncoder, decode_view
@@ -26,21 +27,22 @@ def own_tools(memory: str) -> frozenset[str]:
     return frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(memory)))
 
 
-def episode_payload(row: dict[str, Any], trace: dict[str, Any], env: Any, window: int | None) -> dict[str, Any]:
+def episode_payload(row: dict[str, Any], trace: Trace, env: Any, window: int | None) -> dict[str, Any]:
     """Everything the episode page shows. The context views are the trace's own (recorded as the
     run went) when it has them for every turn; else ``env`` (the task's environment: its
     requirements feed the builder; or a callable giving it, called only then) and ``window``
     rebuild them by a replay; without either the page says why there are none."""
-    messages = trace.get("messages", [])
+    messages = trace.transcript
     tools = own_tools(row["memory"])
     turns = walk(messages, tools)
-    joined = join_events(turns, trace.get("events", []))
+    joined = join_events(turns, trace.events)
     payload: dict[str, Any] = {
-        "row": row, "objective": trace.get("objective", ""), "messages": messages, "turns": turn_dicts(turns),
+        "row": row, "objective": trace.objective or "", "messages": messages, "turns": turn_dicts(turns),
         "curve": joined["curve"], "end": joined["end"],
-        "extra": {k: trace[k] for k in ("api", "tool_failures", "wall_seconds") if k in trace},
+        "extra": {k: getattr(trace, k) for k in ("api", "tool_failures", "wall_seconds")
+                  if getattr(trace, k) is not None},
     }
-    recorded = trace.get("views")
+    recorded = trace.views
     if isinstance(recorded, dict) and len(recorded.get("segments") or []) == len(turns):
         payload["views"], payload["pool"] = recorded["segments"], recorded.get("pool") or []
         payload["views_note"] = "recorded as the run went: the messages the model was sent each turn"
@@ -63,12 +65,12 @@ def _no_views(payload: dict[str, Any], note: str) -> dict[str, Any]:
     return payload
 
 
-def context_views(row: dict[str, Any], trace: dict[str, Any], env: Any, window: int,
+def context_views(row: dict[str, Any], trace: Trace, env: Any, window: int,
                   tools: frozenset[str]) -> tuple[list[list[list[int]]], list[dict[str, Any]]]:
     """The views of a transcript with none recorded, rebuilt by replaying it through a fresh
     builder of the episode's memory (the same encoding as the run's ``ViewLog``)."""
-    recording = Recording(trace["messages"], trace["objective"], CONTROLLERS.make(row["controller"]),
+    recording = Recording(trace.transcript, trace.objective or "", CONTROLLERS.make(row["controller"]),
                           row["memory"], tools, window)
-    encoder = ViewEncoder(trace["messages"])
+    encoder = ViewEncoder(trace.transcript)
     views = [encoder.encode(turn.view) for turn in replay(recording, MEMORIES.make(row["memory"]), window, env)]
     return views, encoder.pool

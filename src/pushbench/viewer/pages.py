@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import orjson
-
-from pushbench.runner.files import trace_name
+from pushbench.log.models import FormatError, Trace
+from pushbench.log.names import trace_path, trace_stem
+from pushbench.log.traces import read_trace
 from pushbench.viewer.episode import episode_payload
 
 
@@ -43,7 +43,7 @@ class Page:
 
 
 def page_file(run: str, episode_id: str) -> str:
-    return f"data/ep/{run}/" + trace_name(episode_id).removesuffix(".json.gz") + ".js"
+    return f"data/ep/{run}/" + trace_stem(episode_id) + ".js"
 
 
 def script(call: str, *args: Any) -> bytes:
@@ -78,7 +78,7 @@ def _groups(jobs: list[Job]) -> list[list[int]]:
 
 
 def _trace_size(job: Job) -> int:
-    path = job.run_dir / "traces" / trace_name(job.row["episode_id"])
+    path = trace_path(job.run_dir, job.row["episode_id"])
     return path.stat().st_size if path.is_file() else 0
 
 
@@ -107,10 +107,10 @@ def _write_group(work: tuple[Path, list[Job]]) -> list[Page]:
 
 def _write_episode(root: Path, job: Job, context: _Context) -> Page:
     row = job.row
-    trace_path = job.run_dir / "traces" / trace_name(row["episode_id"])
-    if not trace_path.is_file():
+    path = trace_path(job.run_dir, row["episode_id"])
+    if not path.is_file():
         return Page(None)
-    trace = _read_trace(trace_path)
+    trace = _read_trace(path)
     payload = episode_payload(row, trace, lambda: context.env(row["family"], row["task_id"]),
                               context.window(row["model"]))
     file = page_file(job.run, row["episode_id"])
@@ -120,19 +120,11 @@ def _write_episode(root: Path, job: Job, context: _Context) -> Page:
     return Page(file, None if payload["views"] else payload["views_note"])
 
 
-def _read_trace(path: Path) -> dict[str, Any]:
+def _read_trace(path: Path) -> Trace:
     try:
-        raw = gzip.decompress(path.read_bytes())
-    except (OSError, EOFError, ValueError):
-        raise ViewerError(f"{path} is not a gzip JSON trace") from None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:  # what orjson refuses and json takes (NaN, huge integers)
-        pass
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise ViewerError(f"{path} is not a gzip JSON trace") from None
+        return read_trace(path)
+    except (FormatError, OSError) as err:
+        raise ViewerError(str(err) if isinstance(err, FormatError) else f"{path} is not a gzip JSON trace") from None
 
 
 class _Context:

@@ -22,7 +22,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pushbench.runner.files import BadRow, read_rows
+from pushbench.log.models import FormatError
+from pushbench.log.names import EPISODES, SCORED
+from pushbench.log.rows import read_episodes, read_rows
 from pushbench.viewer.pages import Job, ViewerError, script, write_pages
 
 STATIC = ("index.html", "viewer.js", "viewer.css")
@@ -44,14 +46,14 @@ def load_rows(run_dir: Path) -> list[dict[str, Any]]:
     """A run's rows: scored.jsonl (every metric) when present, else the raw episodes.jsonl."""
     if not run_dir.is_dir():
         raise ViewerError(f"{run_dir} is not a folder")
-    path = run_dir / "scored.jsonl"
+    path = run_dir / SCORED
     if not path.is_file():
-        path = run_dir / "episodes.jsonl"
+        path = run_dir / EPISODES
     if not path.is_file():
-        raise ViewerError(f"{run_dir} has no scored.jsonl or episodes.jsonl (not a run folder)")
+        raise ViewerError(f"{run_dir} has no {SCORED} or {EPISODES} (not a run folder)")
     try:
-        rows = read_rows(path)
-    except BadRow as err:
+        rows = read_rows(path) if path.name == SCORED else [row.facts() for row in read_episodes(path)]
+    except FormatError as err:
         raise ViewerError(str(err)) from None
     for row in rows:
         missing = [k for k in ("episode_id", "task_id", "family", "model", "controller", "memory") if k not in row]

@@ -13,7 +13,6 @@ pandas tables (the latter is the notebook figure's data).
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,10 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from pushbench.log.models import FormatError
+from pushbench.log.names import EPISODES, trace_path
+from pushbench.log.rows import read_episodes
+from pushbench.log.traces import read_trace
 from pushbench.memory.base import memory_tools
 from pushbench.replay.recall.evidence import evidence_rule, view_text
 from pushbench.replay.recall.replay import Recording, ReplayStats, replay
@@ -137,23 +140,24 @@ def recorded_window(model: str) -> int | None:
         return None
 
 
-def load_recording(row: dict[str, Any], trace_path: Path, window: int | None) -> Recording:
+def load_recording(row: dict[str, Any], trace_file: Path, window: int | None) -> Recording:
     """The replay's view of one episode: its row of episodes.jsonl and its trace."""
-    trace = json.loads(gzip.decompress(trace_path.read_bytes()))
+    try:
+        trace = read_trace(trace_file)
+    except FormatError as err:
+        raise RecallError(str(err)) from None
     own_tools = frozenset(t["function"]["name"] for t in memory_tools(MEMORIES.make(row["memory"])))
-    return Recording(trace["messages"], trace["objective"], CONTROLLERS.make(row["controller"]), row["memory"],
+    return Recording(trace.transcript, trace.objective or "", CONTROLLERS.make(row["controller"]), row["memory"],
                      own_tools, window)
 
 
 def _load_rows(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "episodes.jsonl"
+    path = run_dir / EPISODES
     if not path.is_file():
-        raise RecallError(f"{run_dir} has no episodes.jsonl (not a run folder)")
-    from pushbench.runner.files import BadRow, read_rows
-
+        raise RecallError(f"{run_dir} has no {EPISODES} (not a run folder)")
     try:
-        rows = read_rows(path)
-    except BadRow as err:
+        rows = [row.facts() for row in read_episodes(path)]
+    except FormatError as err:
         raise RecallError(str(err)) from None
     return sorted(rows, key=lambda r: r["episode_id"])
 
@@ -176,8 +180,6 @@ def run_recall(run_dir: Path, memories: list[str], budget: int, *, limit: int | 
     ``select`` keeps only the episodes whose id it accepts. ``tasks`` (default: the manifests) and ``make_env`` (default: the family's environment, used
     only for its requirements and origins) can be given, e.g. by tests.
     """
-    from pushbench.runner.files import trace_name
-
     check_memories(memories)
     if budget < MIN_BUDGET:
         raise RecallError(f"--budget must be at least {MIN_BUDGET} tokens, got {budget}")
@@ -187,15 +189,15 @@ def run_recall(run_dir: Path, memories: list[str], budget: int, *, limit: int | 
     windows: dict[str, int | None] = {}
     try:
         for row in rows:
-            trace_path = Path(run_dir) / "traces" / trace_name(row["episode_id"])
-            if not trace_path.is_file():
+            path = trace_path(Path(run_dir), row["episode_id"])
+            if not path.is_file():
                 result.missing_traces += 1
                 continue
             if evidence_rule(row["family"]) is None:
                 raise RecallError(f"family {row['family']!r} declares no evidence rule (Declaration.evidence)")
             if row["model"] not in windows:
                 windows[row["model"]] = recorded_window(row["model"])
-            recording = load_recording(row, trace_path, windows[row["model"]])
+            recording = load_recording(row, path, windows[row["model"]])
             env = envs.get(row["family"], row["task_id"])
             for memory in memories:
                 stats = ReplayStats()

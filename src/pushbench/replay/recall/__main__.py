@@ -17,12 +17,13 @@ from pathlib import Path
 from rich.progress import track
 
 from pushbench import config
+from pushbench.log.names import EPISODES
+from pushbench.log.rows import read_episodes
 from pushbench.replay.recall import BUCKETS, RecallResult, run_recall
 
 
 def sampled_ids(run_dir: Path, episodes: int) -> list[str]:
-    ids = sorted(json.loads(line)["episode_id"] for line in
-                 (run_dir / "episodes.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
+    ids = sorted(row.episode_id for row in read_episodes(run_dir / EPISODES))
     stride = max(1, math.ceil(len(ids) / max(1, episodes)))
     return ids[::stride][:episodes]
 

@@ -5,7 +5,9 @@ objective), binds the task's requirements, and walks the transcript: before ever
 would have been asked for a view it renders one at the replay budget; each assistant message goes
 in as an ``action`` event, each observation as an ``observation`` event whose origin carries the
 tool, the arguments and the requirement ids (``Environment.action_origins``), exactly as
-``backends.native.apply`` builds it.
+``backends.native.apply`` builds it: the arguments as the environment's execution completed them
+(``backends.native.as_executed``: schema defaults filled in), for a controller that passes calls
+through unchanged (``standard``, the controller of the runs the ``recall`` stage replays).
 
 What needed a model in the recorded run is treated so that no step is invented:
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, cast
 
-from pushbench.backends.native import call_origins, decode, system_prompt
+from pushbench.backends.native import as_executed, call_origin, decode, memory_origin, system_prompt
 from pushbench.memory.base import MAX_MEMORY_CALLS_PER_STEP, Event, bind_llm, bind_requirements
 from pushbench.replay.recall.evidence import Seen
 from pushbench.policies.base import turn_from_message
@@ -115,8 +117,7 @@ def replay(recording: Recording, builder: Any, budget: int, env: Environment,
         assert reply is not None  # answered
         step += 1
         origin = ({"controller": recording.controller.name, "requirements": []} if call is None else
-                  {"tool": call.name, "arguments": decode(call).arguments, "call_id": call.call_id,
-                   "requirements": call_origins(env, call)})
+                  call_origin(env, as_executed(env, call), call.call_id))  # the arguments as the live loop held them
         builder.ingest(Event(step, "observation", reply, origin))
         stats.observations.append(Seen(step, None if call is None else call.name, str(reply.get("content") or "")))
         i += 2
@@ -127,6 +128,5 @@ def _memory_call(builder: Any, call: Any, recorded: dict[str, Any], step: int, s
     stats.memory_calls += 1
     stats.mismatched_replies += text != recorded.get("content")
     message = {"role": "tool", "tool_call_id": call.call_id, "content": text}
-    builder.ingest(Event(step, "memory", message, {"tool": call.name, "arguments": decode(call).arguments,
-                                                   "call_id": call.call_id, "internal": True}))
+    builder.ingest(Event(step, "memory", message, memory_origin(call)))
 

@@ -1,31 +1,53 @@
-"""The run folder's files: traces (gzip JSON, one per episode) and the append-only episodes.jsonl
-(one row per episode id once a run finishes)."""
+"""The one writer and the one reader of the run folder's JSONL rows (``episodes.jsonl``; a reader of
+``scored.jsonl`` too). Rows are appended as episodes finish and rewritten sorted at the end."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from pushbench.log.models import EpisodeRow, FormatError
 
 
-def trace_name(episode_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", episode_id) + ".json.gz"
+class BadRow(FormatError):
+    """A line of a JSONL file that is not JSON (the message names the file and line)."""
 
 
-TRACE_LEVEL = 6  # zlib's default: Python's gzip level 9 took 2-3x the CPU (10 ms per RepoScan trace) for 3% smaller files
+def row_line(row: EpisodeRow) -> str:
+    """The row as a line of ``episodes.jsonl`` (sorted keys, the format version included)."""
+    return json.dumps(row.as_json(), sort_keys=True) + "\n"
 
 
-def write_trace(trace_dir: Path, episode_id: str, trace: dict[str, Any]) -> None:
-    trace_dir.mkdir(parents=True, exist_ok=True)
-    final = trace_dir / trace_name(episode_id)
-    tmp = final.with_suffix(".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
-                                                       compresslevel=TRACE_LEVEL) as gz:
-        gz.write(json.dumps(trace, sort_keys=True, default=str).encode())
-    os.replace(tmp, final)
+def append_row(sink: TextIO, row: EpisodeRow, sync: bool = False) -> None:
+    """Append one row and flush it (``sync``: and ``fsync``, so a killed run loses no finished row)."""
+    sink.write(row_line(row))
+    sink.flush()
+    if sync:
+        os.fsync(sink.fileno())
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Every row of a JSONL file, in order; ``BadRow`` names the first line that is not JSON."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise BadRow(f"{path}: line {number} is not JSON") from None
+    return rows
+
+
+def read_episodes(path: Path) -> list[EpisodeRow]:
+    """The rows of an ``episodes.jsonl``, in order, each through the format check."""
+    out = []
+    for number, data in enumerate(read_rows(path), 1):
+        if not isinstance(data, dict):
+            raise FormatError(f"{path}: line {number} is not a JSON object")
+        out.append(EpisodeRow.from_json(data, f"{path}: line {number}", Path(path).parent))
+    return out
 
 
 def _row(line: str) -> dict[str, Any] | None:
@@ -67,19 +89,3 @@ def sort_jsonl(path: Path) -> int:
         os.fsync(sink.fileno())
     os.replace(tmp, path)
     return sum(1 for line in lines if line.strip()) - len(kept)
-
-
-class BadRow(ValueError):
-    """A line of a JSONL file that is not JSON (the message names the file and line)."""
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Every row of a JSONL file, in order; ``BadRow`` names the first line that is not JSON."""
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise BadRow(f"{path}: line {number} is not JSON") from None
-    return rows
