@@ -46,6 +46,7 @@ test: install browser
 repro: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pushbench.pipeline
 	$(PY) -m pushbench.analysis.readme  # the result tables in README.md and docs/*.md = the regenerated paper_figures tables
+	$(PY) -m pushbench.tasks.readme_blocks  # family READMEs' build figures = the rebuilt manifests'
 
 bench: install
 	$(PY) benchmarks/run_all.py

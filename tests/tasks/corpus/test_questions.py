@@ -23,10 +23,10 @@ class BruteForce:
         self.items = [(d, d.text.lower(), release_of(d.title)) for d in docs if d.kind == "changelog" and release_of(d.title)]
         self.modules = [d for d in docs if d.kind == "module"]
         self.entity_module = {d.meta["name"]: d.meta["module"] for d in docs if d.kind == "docstring"}
-        self.by_short: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.by_short: dict[str, set[str]] = defaultdict(set)  # of every project: clues name none
         for d in docs:
             if d.kind == "docstring":
-                self.by_short[(d.project, short_name(d.meta["name"]))].add(d.meta["name"])
+                self.by_short[short_name(d.meta["name"])].add(d.meta["name"])
         self.titled: dict[tuple[str, str, str], list[tuple[Any, set[str]]]] = defaultdict(list)
         for d in docs:
             title = base_title(d.title)
@@ -53,7 +53,7 @@ class BruteForce:
         else:
             for d, idents in self.titled[(clue.kind, clue.a, clue.b)]:
                 for ident in idents:
-                    out |= {n for n in self.by_short.get((d.project, ident), ()) if supports(clue, d.title, d.text, n)}
+                    out |= {n for n in self.by_short.get(ident, ()) if supports(clue, d.title, d.text, n)}
         return out
 
 
@@ -85,6 +85,7 @@ def test_every_answer_is_unique_and_every_single_clue_is_weak(corpus_docs: list,
         sets = [cache.setdefault(c, brute.fits(c)) for _, c in clues_of(t.objective)]
         assert set.intersection(*sets) == {answer}, t.task_id
         assert all(len(s) >= low for s in sets), t.task_id
+        assert [len(s) for s in sets] == list(corpus_hidden[t.task_id]["clue_fits"].values()), t.task_id
 
 
 def test_evidence_documents_are_distinct_and_show_their_clue(corpus_docs: list, corpus_tasks: list,

@@ -5,7 +5,10 @@ For every clue the generator computes the set of entities it fits, with the read
 (``reader.supports``) over every document of the corpus. A question is kept only when
 
 - every single clue fits between ``min_clue_matches`` and ``max_clue_matches`` entities (weak alone),
-- the clues together fit exactly one entity, the answer (uniqueness),
+- the clues together fit exactly one entity, the answer (uniqueness), over the whole corpus: a
+  changelog or page clue fits every entity its text names, of any project (the clue says whose
+  changelog or page shows it, not that the answer is of that project; the evidence is the answer's
+  own project's),
 - no clue text names the answer (its last name component, as a word, or its dotted name),
 - each clue's evidence document is among the top hits of the search ``reader.clue_query`` forms for
   it (so a careful reader can find it: the sim/perfect feasibility check).
@@ -65,7 +68,7 @@ class Catalogue:
         self.modules: dict[str, Document] = {}
         self.by_module: dict[str, set[str]] = defaultdict(set)
         self.by_param: dict[str, set[str]] = defaultdict(set)
-        self.short: dict[tuple[str, str], set[str]] = defaultdict(set)  # (project, short) -> entities
+        self.short: dict[str, set[str]] = defaultdict(set)  # last name component -> entities, any project
         self.changelog: dict[tuple[str, str], dict[str, list[Document]]] = defaultdict(lambda: defaultdict(list))
         self.pages: dict[tuple[str, str], dict[str, list[Document]]] = defaultdict(lambda: defaultdict(list))
         for d in docs:
@@ -86,7 +89,7 @@ class Catalogue:
             self.by_module[e.module].add(name)
             for p in e.params:
                 self.by_param[p].add(name)
-            self.short[(d.project, e.short)].add(name)
+            self.short[e.short].add(name)
         elif d.kind == "module":
             self.modules.setdefault(d.meta["module"], d)
         elif d.kind == "changelog" and (m := CHANGELOG_TITLE.match(base_title(d.title))):
@@ -96,8 +99,10 @@ class Catalogue:
             for ident in named(d.text):
                 self.pages[(d.project, m.group(2))][ident].append(d)
 
-    def fitting(self, project: str, idents: set[str]) -> frozenset[str]:
-        return frozenset(n for i in idents for n in self.short.get((project, i), ()))
+    def fitting(self, idents: set[str]) -> frozenset[str]:
+        """Every entity a text naming ``idents`` in code names, whatever its project: a clue says
+        which project's changelog or page shows it, never that the answer is of that project."""
+        return frozenset(n for i in idents for n in self.short.get(i, ()))
 
     def options(self, e: Entity, rng: random.Random) -> dict[str, list[Option]]:
         out: dict[str, list[Option]] = defaultdict(list)
@@ -115,11 +120,11 @@ class Catalogue:
             out["module"].append(Option(Clue("module", quote_of(mod.text)), frozenset(self.by_module[e.module]), mod.id))
         for (project, year), idents in sorted(self.changelog.items()):
             if project == e.project and e.short in idents:
-                fits = self.fitting(project, set(idents))
+                fits = self.fitting(set(idents))
                 out["changelog"].append(Option(Clue("changelog", project, year), fits, idents[e.short][0].id))
         for (project, page), idents in sorted(self.pages.items()):
             if project == e.project and e.short in idents:
-                fits = self.fitting(project, set(idents))
+                fits = self.fitting(set(idents))
                 out["page"].append(Option(Clue("page", project, page), fits, idents[e.short][0].id))
         return out
 

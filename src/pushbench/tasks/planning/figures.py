@@ -1,0 +1,60 @@
+"""The planning README's figures, rendered from the build (the manifest, and the world its tasks
+record) into the README's generated blocks (``pushbench.tasks.readme_blocks``).
+
+Blocks: ``world`` (what the generated world holds) and ``tasks`` (tasks and requirement counts per
+kind and level, short split).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from pushbench.tasks.base import TaskSpec, task_split
+
+UNITS = {"shopping": ("product", "products"), "travel": ("day", "days")}
+
+
+def world_table(world: Any) -> str:
+    products = list(world.products.values())
+    venues = list(world.venues.values())
+    rows = [("products", f"{len(products):,}"), ("product categories", f"{len({p.category for p in products}):,}"),
+            ("products out of stock", f"{sum(p.stock == 0 for p in products):,}"),
+            ("coupons", f"{len(world.coupons):,}"), ("user profiles", f"{len(world.users):,}"),
+            ("travel cities", f"{len(world.travel_cities()):,}"), ("days with dated transport", f"{world.params.days:,}"),
+            ("flights and trains", f"{len(world.transports):,}"), ("hotels", f"{len(world.hotels):,}"),
+            ("restaurants", f"{sum(v.kind == 'restaurant' for v in venues):,}"),
+            ("attractions", f"{sum(v.kind == 'attraction' for v in venues):,}")]
+    return "\n".join(["| the world holds | count |", "| --- | ---: |", *(f"| {a} | {b} |" for a, b in rows)])
+
+
+def tasks_table(tasks: list[TaskSpec]) -> str:
+    groups: dict[tuple[str, int], list[TaskSpec]] = defaultdict(list)
+    for t in tasks:
+        if task_split(t) == "short":
+            groups[(t.settings["kind"], int(t.settings["level"]))].append(t)
+    lines = ["| kind | level | tasks | requirements | requirement kinds |", "| --- | --- | ---: | --- | --- |"]
+    for (kind, level), group in sorted(groups.items(), key=lambda g: (list(UNITS).index(g[0][0]) if g[0][0] in UNITS
+                                                                      else len(UNITS), g[0])):
+        one, many = UNITS.get(kind, ("", ""))
+        counts = [int(t.settings["n_requirements"]) for t in group]
+        spread = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}–{max(counts)}"
+        kinds = sorted({k for t in group for k in t.settings["requirement_kinds"]})
+        lines.append(f"| {kind} | {level} {one if level == 1 else many} | {len(group)} | {spread} | {', '.join(kinds)} |")
+    lines.append(f"| **all** | | **{sum(map(len, groups.values()))}** | | |")
+    return "\n".join(lines)
+
+
+def block(name: str, arg: str | None = None) -> str:
+    from pushbench.tasks import load_tasks, manifest_path
+    from pushbench.tasks.planning.world import WorldParams, build_world
+    from pushbench.tasks.readme_blocks import UnknownBlock
+
+    if name not in ("world", "tasks") or arg is not None:
+        raise UnknownBlock(f"planning README: unknown block {name!r}")
+    if not manifest_path("planning").is_file():
+        raise FileNotFoundError("no planning manifest: run the `manifests@planning` stage first")
+    tasks = load_tasks("planning")
+    if name == "tasks":
+        return tasks_table(tasks)
+    return world_table(build_world(WorldParams(**tasks[0].settings["world"])))
