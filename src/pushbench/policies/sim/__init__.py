@@ -56,7 +56,7 @@ class SimLM:
         if memory_skills.is_summary_request(messages, tools):  # a memory asks for a summary (no tools)
             cls = next((c for s, c in reversed(self._minds) if s == seed), None)
             mind = cls(self.profile, seed) if cls else None
-            if summary.size_limit(messages) is not None and not hasattr(mind, "kinds"):
+            if summary.size_limit(messages) is not None and not memory_skills.is_item_mind(mind):
                 return summary.quoted_summary(self.profile, seed, messages)  # the rolling summary's request
             return memory_skills.summarise(mind, messages)
         mind = self._mind(seed, _mind_class(tools))
