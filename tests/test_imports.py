@@ -1,4 +1,5 @@
-"""No module of the package imports back into a cycle (counting imports inside functions too)."""
+"""No module of the package imports back into a cycle (counting imports inside functions too, not
+the type checker's own ``if TYPE_CHECKING:`` imports, which never run)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ def imports(path: Path, modules: set[str]) -> set[str]:
     """The package modules ``path`` imports, anywhere in the file (a package's __init__ excluded:
     importing ``pushbench.tasks.base`` runs ``pushbench.tasks`` too, which is checked on its own)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for block in ast.walk(tree) if _type_checking(block)
+                   for stmt in block.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:  # ``if TYPE_CHECKING:`` imports never run
+            continue
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -28,6 +34,10 @@ def imports(path: Path, modules: set[str]) -> set[str]:
             continue
         found |= {n for n in names if n in modules}
     return found
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
 def graph() -> dict[str, set[str]]:
@@ -80,3 +90,9 @@ def test_no_package_init_imports_its_own_submodules_eagerly_except_contracts() -
     edges = graph()
     assert not {m for m in edges["pushbench.tasks"] if m.count(".") >= 3}
     assert edges["pushbench.runner"] == set()
+
+
+def test_type_checking_imports_are_not_runtime_edges(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from typing import TYPE_CHECKING\nimport a\nif TYPE_CHECKING:\n    import b\n", encoding="utf-8")
+    assert imports(module, {"a", "b"}) == {"a"}

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, TypeVar
+
+if TYPE_CHECKING:  # the registered kinds, for the type checker only (each imports this module)
+    from pushbench.backends.native import EpisodeRun
+    from pushbench.controllers.base import Controller
+    from pushbench.memory.base import ContextBuilder
+    from pushbench.policies.base import Policy
+    from pushbench.tasks.base import TaskFamily
+
+T = TypeVar("T")  # what an entry's factory makes
 
 
 class UnknownName(KeyError, ValueError):
@@ -37,8 +46,8 @@ class Entry:
         return getattr(importlib.import_module(module), attr)
 
 
-class Registry:
-    """Lazy name -> factory.
+class Registry(Generic[T]):
+    """Lazy name -> factory of ``T`` (``Registry[Controller]``: ``make`` gives a Controller).
 
     ``discover`` ("module:function") finds entries declared elsewhere, on first need: called with a
     name it may return just that entry (a cheap, targeted look-up), called with None it returns
@@ -50,7 +59,7 @@ class Registry:
         self._entries = {name: e if isinstance(e, Entry) else Entry(e) for name, e in (entries or {}).items()}
         self._discover = discover
         self._removed: set[str] = set()
-        self._loaded: dict[str, Any] = {}
+        self._loaded: dict[str, Callable[..., T]] = {}
         self._finder: Callable[[str | None], dict[str, Entry]] | None = None
         self._merged: tuple[Any, dict[str, Entry]] | None = None  # (the finder's dict, every entry)
 
@@ -95,13 +104,13 @@ class Registry:
             raise UnknownName(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
         return found
 
-    def load(self, name: str) -> Any:
+    def load(self, name: str) -> Callable[..., T]:
         """The registered object (class or function), imported once."""
         if name not in self._loaded:
             self._loaded[name] = self.entry(name).load()
         return self._loaded[name]
 
-    def make(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def make(self, name: str, *args: Any, **kwargs: Any) -> T:
         """A fresh object from the factory, with the entry's keyword arguments."""
         return self.load(name)(*args, **{**self.entry(name).kwargs, **kwargs})
 
@@ -123,9 +132,9 @@ class Registry:
 
 
 # Each family declares itself in its package (``pushbench.tasks``, ``tasks/base.Declaration``).
-FAMILIES = Registry("task family", discover="pushbench.tasks:family_entries")
+FAMILIES: Registry[TaskFamily] = Registry("task family", discover="pushbench.tasks:family_entries")
 
-CONTROLLERS = Registry("controller", {
+CONTROLLERS: Registry[Controller] = Registry("controller", {
     "standard": "pushbench.controllers.base:Controller",
     "gated": "pushbench.controllers.gated:GatedController",
     # ``needs``: the tool roles (tasks/base.ROLES) a family must declare; the runner checks them
@@ -141,7 +150,7 @@ CONTROLLERS = Registry("controller", {
     "unitqgp": Entry("pushbench.controllers.unitqgp:UnitQGPController", meta={"needs": ("units",)}),
 })
 
-MEMORIES = Registry("memory", {
+MEMORIES: Registry[ContextBuilder] = Registry("memory", {
     "full": "pushbench.memory.full:FullContext",
     "memgpt": "pushbench.memory.memgpt:MemGPTMemory",
     "langgraph-store": "pushbench.memory.langgraph_store:LangGraphStoreMemory",
@@ -149,13 +158,13 @@ MEMORIES = Registry("memory", {
     "summary": "pushbench.memory.summary:SummaryMemory",
 })
 
-BACKENDS = Registry("backend", {
+BACKENDS: Registry[EpisodeRun] = Registry("backend", {
     "native": "pushbench.backends.native:run_native",
     "langgraph": Entry("pushbench.backends.langgraph:run_langgraph", meta={
         "resumable": True, "fork": "pushbench.replay.fork_langgraph:fork_on_langgraph"}),  # forks branch its checkpoints
 })
 
-PROVIDERS = Registry("model provider", {  # model names are provider/name
+PROVIDERS: Registry[Policy] = Registry("model provider", {  # model names are provider/name
     "sim": Entry("pushbench.policies.sim:SimLM", meta={"api": False}),
     "openai": Entry("pushbench.policies.chat:chat_policy", meta={"api": True}),
     "litellm": Entry("pushbench.policies.litellm:litellm_policy", meta={"api": True}),  # the litellm extra
@@ -165,4 +174,4 @@ PROVIDERS = Registry("model provider", {  # model names are provider/name
 # family's name, each with the exact tool set it reads (``meta["tools"]``, memory tools aside).
 # SimLM takes the mind whose set equals the task's tools, so a new family never gets another
 # family's mind by sharing some tool names.
-MINDS = Registry("SimLM mind", discover="pushbench.tasks:mind_entries")
+MINDS: Registry[Any] = Registry("SimLM mind", discover="pushbench.tasks:mind_entries")

@@ -28,10 +28,8 @@ outside the vocabulary reaches real models only; ``tests/test_guidance.py`` fail
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from pushbench import guidance
-from pushbench.tools.base import Observation, ToolCall
+from pushbench.tools.base import Environment, Observation, ToolCall
 
 
 @dataclass
@@ -45,17 +43,17 @@ class Controller:
     def system_note(self) -> str:
         return ""
 
-    def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+    def before(self, call: ToolCall, env: Environment) -> ToolCall | Intercept:
         return call
 
-    def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
+    def after(self, call: ToolCall, obs: Observation, env: Environment) -> Observation:
         return obs
 
-    def on_stop(self, env: Any) -> Intercept | None:
+    def on_stop(self, env: Environment) -> Intercept | None:
         return None
 
 
-def final_gate(call: ToolCall, env: Any) -> Intercept | None:
+def final_gate(call: ToolCall, env: Environment) -> Intercept | None:
     """Block ``final`` while the verified count is below the target (the gated invariant)."""
     if call.name != "final":
         return None

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pushbench.controllers.base import Controller, Intercept, final_gate
-from pushbench.tools.base import ToolCall
+from pushbench.tools.base import Environment, ToolCall
 
 
 class GatedController(Controller):
     name = "gated"
 
-    def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+    def before(self, call: ToolCall, env: Environment) -> ToolCall | Intercept:
         return final_gate(call, env) or call
 
-    def on_stop(self, env: Any) -> Intercept | None:
+    def on_stop(self, env: Environment) -> Intercept | None:
         return final_gate(ToolCall("final", {}), env)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pushbench import guidance
 from pushbench.controllers.base import Controller, Intercept, final_gate
-from pushbench.tools.base import Observation, ToolCall
+from pushbench.tools.base import Environment, Observation, ToolCall
 from pushbench.tools.items import PagedSearch
 
 
@@ -34,12 +34,12 @@ class StateQGPController(Controller):
         return guidance.ITEM_RULES
 
     # --- before the action -------------------------------------------------------------------
-    def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+    def before(self, call: ToolCall, env: Environment) -> ToolCall | Intercept:
         decision = self._decide(call, env)
         self.intercepted = isinstance(decision, Intercept)
         return decision
 
-    def _decide(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+    def _decide(self, call: ToolCall, env: Environment) -> ToolCall | Intercept:
         self.notes = []
         gate = final_gate(call, env)
         if gate:
@@ -53,7 +53,7 @@ class StateQGPController(Controller):
             return self._advance(call, args)
         return call
 
-    def _dedupe(self, call: ToolCall, args: dict[str, Any], env: Any) -> ToolCall | Intercept:
+    def _dedupe(self, call: ToolCall, args: dict[str, Any], env: Environment) -> ToolCall | Intercept:
         ids, kept = args["ids"], []
         for item in ids:
             if isinstance(item, str) and item in self.submitted or item in kept:
@@ -87,7 +87,7 @@ class StateQGPController(Controller):
         return next((p for p in range(1, total + 1) if p not in self.read.get(query, set())), None)
 
     # --- after the action --------------------------------------------------------------------
-    def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
+    def after(self, call: ToolCall, obs: Observation, env: Environment) -> Observation:
         extra = list(self.notes)
         args = call.arguments if isinstance(call.arguments, dict) else {}
         if self.intercepted:  # nothing was executed: no pages read, nothing submitted
@@ -105,7 +105,7 @@ class StateQGPController(Controller):
         obs.text = "\n".join([obs.text, *extra, self._progress(env)])
         return obs
 
-    def _record_page(self, args: dict[str, Any], env: Any) -> list[str]:
+    def _record_page(self, args: dict[str, Any], env: Environment) -> list[str]:
         if not isinstance(env, PagedSearch):  # no paged search to remember pages of
             return []
         query, number = norm(args["query"]), args.get("page", 1)
@@ -126,12 +126,12 @@ class StateQGPController(Controller):
         self.pending = {}
         return [guidance.buffered_hits(self.render_hits(hits))]
 
-    def _progress(self, env: Any) -> str:
+    def _progress(self, env: Environment) -> str:
         verified, target = env.verifier.valid_count, env.task.target
         read = [(q, sorted(self.read[q]), self.page_count[q]) for q in self.order[-6:]] if self.pages else None
         return guidance.item_progress(verified, target, len(self.submitted) if self.dedupe else None, read)
 
-    def on_stop(self, env: Any) -> Intercept | None:
+    def on_stop(self, env: Environment) -> Intercept | None:
         return final_gate(ToolCall("final", {}), env)
 
 

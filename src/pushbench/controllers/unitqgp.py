@@ -23,7 +23,8 @@ from typing import Any, cast
 
 from pushbench import guidance
 from pushbench.controllers.base import Controller, Intercept, final_gate
-from pushbench.tools.base import Observation, ToolCall
+from pushbench.tools.base import Environment, Observation, ToolCall
+from pushbench.tools.units import UnitEnvironment
 
 
 class UnitQGPController(Controller):
@@ -48,16 +49,13 @@ class UnitQGPController(Controller):
         return guidance.UNIT_RULES
 
     # --- before the action -------------------------------------------------------------------
-    def before(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
-        if not hasattr(env, "records"):
-            raise TypeError(f"the unitqgp controller needs a work-unit family (the tool role 'units'); task "
-                            f"{env.task.task_id!r} is not one (use stateqgp for item-set families)")
+    def before(self, call: ToolCall, env: Environment) -> ToolCall | Intercept:
         self.notes = []
-        decision = self._decide(call, env)
+        decision = self._decide(call, _units(env))
         self.intercepted = isinstance(decision, Intercept)
         return decision
 
-    def _decide(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+    def _decide(self, call: ToolCall, env: UnitEnvironment) -> ToolCall | Intercept:
         gate = final_gate(call, env)
         if gate:
             return Intercept(f"{gate.text}\n{self._next_line(env)}")
@@ -82,7 +80,7 @@ class UnitQGPController(Controller):
             self.focus = unit
         return call
 
-    def _steer_submit(self, unit: str, record: Any, call: ToolCall, env: Any) -> ToolCall | Intercept | None:
+    def _steer_submit(self, unit: str, record: Any, call: ToolCall, env: UnitEnvironment) -> ToolCall | Intercept | None:
         if record.changed_since_check or record.last_check is None:
             self.notes.append(guidance.checked_instead(unit, env.checker_tool))
             return ToolCall(env.checker_tool, {"unit": unit}, call.call_id)
@@ -90,7 +88,7 @@ class UnitQGPController(Controller):
             return Intercept(guidance.failed_unchanged(unit, env.checker_tool))
         return None
 
-    def _unstick(self, call: ToolCall, env: Any) -> ToolCall | Intercept:
+    def _unstick(self, call: ToolCall, env: UnitEnvironment) -> ToolCall | Intercept:
         ready = self._ready(env)
         if ready:
             self.notes.append(guidance.stale_submit(self.stale_limit, ready[0]))
@@ -98,8 +96,8 @@ class UnitQGPController(Controller):
         return Intercept(f"{guidance.stale(self.stale_limit)}\n{self._next_line(env)}")
 
     # --- after the action --------------------------------------------------------------------
-    def after(self, call: ToolCall, obs: Observation, env: Any) -> Observation:
-        extra = list(self.notes)
+    def after(self, call: ToolCall, obs: Observation, env: Environment) -> Observation:
+        units, extra = _units(env), list(self.notes)
         info = obs.payload.get("log") or {}
         unit = info.get("unit")
         accepted = False
@@ -116,17 +114,17 @@ class UnitQGPController(Controller):
             if unit in self.failed:
                 self.recovered.add(unit)
         if not self.intercepted:
-            self.last_key = self._key(call, env)
-        worked = unit is not None and call.name in env.work_tools()
+            self.last_key = self._key(call, units)
+        worked = unit is not None and call.name in units.work_tools()
         self.since_work = 0 if worked or accepted else self.since_work + 1
-        if obs.ok and call.name in env.change_tools and unit is not None:
+        if obs.ok and call.name in units.change_tools and unit is not None:
             self.attempted.add(unit)
-            extra.append(guidance.check_next(env.checker_tool, unit))
-        obs.text = "\n".join([obs.text, *extra, self._progress(env)])
+            extra.append(guidance.check_next(units.checker_tool, unit))
+        obs.text = "\n".join([obs.text, *extra, self._progress(units)])
         return obs
 
     @staticmethod
-    def _key(call: ToolCall, env: Any) -> tuple[str, str]:
+    def _key(call: ToolCall, env: Environment) -> tuple[str, str]:
         """The call with its schema defaults filled in (``inspect(U1)`` repeats ``inspect(U1, page=1)``)."""
         spec = env.tools.get(call.name)
         props = spec.parameters.get("properties", {}) if spec else {}
@@ -135,11 +133,11 @@ class UnitQGPController(Controller):
         return call.name, json.dumps(full, sort_keys=True, default=str)
 
     # --- state views -------------------------------------------------------------------------
-    def _ready(self, env: Any) -> list[str]:
+    def _ready(self, env: UnitEnvironment) -> list[str]:
         return [u for u, r in env.records.items()
                 if r.state != "passed" and r.last_check is True and not r.changed_since_check]
 
-    def next_unit(self, env: Any, exclude: str | None = None) -> str | None:
+    def next_unit(self, env: UnitEnvironment, exclude: str | None = None) -> str | None:
         """Continue the current unit, else a checker-passed one, else attempted, else pending."""
         records = env.records
         if self.focus in records and self.focus != exclude and records[self.focus].state != "passed":
@@ -150,20 +148,27 @@ class UnitQGPController(Controller):
                     return unit
         return None
 
-    def _next_line(self, env: Any, exclude: str | None = None) -> str:
+    def _next_line(self, env: UnitEnvironment, exclude: str | None = None) -> str:
         unit = self.next_unit(env, exclude)
         if unit is None:
             return guidance.ALL_ACCEPTED
         info = env.records[unit].info
         return guidance.next_unit(unit, info.kind, info.title)
 
-    def _progress(self, env: Any) -> str:
+    def _progress(self, env: UnitEnvironment) -> str:
         verified, target = env.verifier.valid_count, env.task.target
         attempted = [(u, "PASS" if r.last_check and not r.changed_since_check else "FAIL" if r.last_check is False
                       else "not run") for u, r in env.records.items() if r.state == "attempted"]
         return guidance.unit_progress(verified, target, env.passed_units(), attempted, env.pending_units(),
                                       self.next_unit(env))
 
-    def on_stop(self, env: Any) -> Intercept | None:
+    def on_stop(self, env: Environment) -> Intercept | None:
         gate = final_gate(ToolCall("final", {}), env)
-        return Intercept(f"{gate.text}\n{self._next_line(env)}") if gate else None
+        return Intercept(f"{gate.text}\n{self._next_line(_units(env))}") if gate else None
+
+
+def _units(env: Environment) -> UnitEnvironment:
+    if not isinstance(env, UnitEnvironment):
+        raise TypeError(f"the unitqgp controller needs a work-unit family (the tool role 'units'); task "
+                        f"{env.task.task_id!r} is not one (use stateqgp for item-set families)")
+    return env

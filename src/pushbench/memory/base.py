@@ -43,7 +43,7 @@ Framing lines (``guidance.evicted_summary``'s and ``guidance.RETRIEVED``'s first
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pushbench.tools.base import ToolCall
 
@@ -75,23 +75,43 @@ class SideLLM(Protocol):
                  purpose: str) -> dict[str, Any]: ...
 
 
-def memory_tools(memory: Any) -> list[dict[str, Any]]:
-    tools = getattr(memory, "tools", None)
-    return list(tools()) if tools else []
+@runtime_checkable
+class ToolMemory(Protocol):
+    """A memory with tools of its own (memgpt's archive, langgraph-store's store): the loop lists
+    them beside the task's and hands their calls to ``handle``, which answers without a step."""
+
+    def tools(self) -> list[dict[str, Any]]: ...
+
+    def handle(self, call: ToolCall) -> str | None: ...
 
 
-def handle_memory_call(memory: Any, call: ToolCall) -> str | None:
-    handle = getattr(memory, "handle", None)
-    return handle(call) if handle else None
+@runtime_checkable
+class ModelMemory(Protocol):
+    """A memory that asks the policy itself (summary, memgpt): ``bind`` gives it the side LLM."""
+
+    def bind(self, llm: SideLLM) -> None: ...
 
 
-def bind_llm(memory: Any, llm: SideLLM) -> None:
-    bind = getattr(memory, "bind", None)
-    if bind:
-        bind(llm)
+@runtime_checkable
+class RequirementMemory(Protocol):
+    """A memory built on the task's requirement ids (ACG): ``bind_requirements`` gives them."""
+
+    def bind_requirements(self, requirements: list[Any]) -> None: ...
 
 
-def bind_requirements(memory: Any, requirements: list[Any]) -> None:
-    bind = getattr(memory, "bind_requirements", None)
-    if bind:
-        bind(list(requirements))
+def memory_tools(memory: object) -> list[dict[str, Any]]:
+    return list(memory.tools()) if isinstance(memory, ToolMemory) else []
+
+
+def handle_memory_call(memory: object, call: ToolCall) -> str | None:
+    return memory.handle(call) if isinstance(memory, ToolMemory) else None
+
+
+def bind_llm(memory: object, llm: SideLLM) -> None:
+    if isinstance(memory, ModelMemory):
+        memory.bind(llm)
+
+
+def bind_requirements(memory: object, requirements: list[Any]) -> None:
+    if isinstance(memory, RequirementMemory):
+        memory.bind_requirements(list(requirements))

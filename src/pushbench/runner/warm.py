@@ -17,7 +17,7 @@ from pushbench.policies import is_api_model, make_policy
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family
-from pushbench.tasks.base import TaskSpec
+from pushbench.tasks.base import TaskSpec, WarmFamily
 
 
 def warm_up(jobs: Iterable[tuple[EpisodeSpec, TaskSpec, Any, Any, Any]]) -> None:
@@ -39,6 +39,6 @@ def warm_up(jobs: Iterable[tuple[EpisodeSpec, TaskSpec, Any, Any, Any]]) -> None
     for model in sorted({s.model for s in specs if not is_api_model(s.model)}):
         make_policy(model)
     for family, family_tasks in sorted(tasks.items()):
-        warm = getattr(get_family(family), "warm", None)
-        if warm is not None:
-            warm(list(family_tasks.values()))
+        found = get_family(family)
+        if isinstance(found, WarmFamily):
+            found.warm(list(family_tasks.values()))

@@ -7,7 +7,7 @@ import json
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -54,6 +54,13 @@ class TaskFamily(Protocol):
                     sink: Any = None) -> "Environment": ...
 
     def episode_metrics(self, events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class WarmFamily(Protocol):
+    """A family with shared caches to fill once, in the runner's parent, before its workers fork."""
+
+    def warm(self, tasks: list[TaskSpec]) -> None: ...
 
 
 def task_split(task: TaskSpec) -> str:

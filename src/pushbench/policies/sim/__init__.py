@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 from pushbench.policies.base import Turn
 from pushbench.policies.sim import memory_skills, summary
@@ -29,7 +29,7 @@ def mind_name(tools: list[dict[str, Any]]) -> str:
     return matches[0]
 
 
-def _mind_class(tools: list[dict[str, Any]]) -> type:
+def _mind_class(tools: list[dict[str, Any]]) -> Callable[..., Any]:
     return MINDS.load(mind_name(tools))
 
 
@@ -40,11 +40,11 @@ class SimLM:
         suffix = window_suffix(self.profile.window) if default and default.window != self.profile.window else ""
         self.name = f"sim/{self.profile.name}{suffix}"
         self.context_window = self.profile.window
-        self._minds: OrderedDict[tuple[int, type], Any] = OrderedDict()
+        self._minds: OrderedDict[tuple[int, Callable[..., Any]], Any] = OrderedDict()
         self._cache_size = cache_size
         MINDS.entries()  # the family declarations are found now (package metadata), never while deciding
 
-    def _mind(self, seed: int, cls: type) -> Any:
+    def _mind(self, seed: int, cls: Callable[..., Any]) -> Any:
         key = (seed, cls)
         mind = self._minds.pop(key, None) or cls(self.profile, seed)
         self._minds[key] = mind
@@ -56,7 +56,7 @@ class SimLM:
         if memory_skills.is_summary_request(messages, tools):  # a memory asks for a summary (no tools)
             cls = next((c for s, c in reversed(self._minds) if s == seed), None)
             mind = cls(self.profile, seed) if cls else None
-            if summary.size_limit(messages) is not None and not hasattr(mind, "kinds"):
+            if summary.size_limit(messages) is not None and not memory_skills.is_item_mind(mind):
                 return summary.quoted_summary(self.profile, seed, messages)  # the rolling summary's request
             return memory_skills.summarise(mind, messages)
         mind = self._mind(seed, _mind_class(tools))

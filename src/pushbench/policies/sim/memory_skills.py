@@ -33,7 +33,7 @@ Other minds (no RepoScan facts, no units) get the memory tools unused.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -126,14 +126,36 @@ def external_step(reader: Any) -> int:
     return reader.assistant_turns - reader.state.get("memory_turns", 0)
 
 
+@runtime_checkable
+class UnitMind(Protocol):
+    """A work-unit family's mind (``policies/sim/units.py``): its notes name units and the checker."""
+
+    checker_tool: str
+
+
+@runtime_checkable
+class ItemMind(Protocol):
+    """An item-set family's mind: ``kinds`` are the item kinds its facts and notes are kept under."""
+
+    kinds: Any
+
+
+def is_unit_mind(mind: object) -> bool:
+    return isinstance(mind, UnitMind)
+
+
+def is_item_mind(mind: object) -> bool:
+    return isinstance(mind, ItemMind)
+
+
 # --- deciding ---------------------------------------------------------------------------------
 def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
     """The mind's turn with memory tools offered: a memory call first when one is due."""
     mind.reader.update(messages, tools)
-    if hasattr(mind, "checker_tool"):  # a work-unit mind (policies/sim/units.py)
+    if is_unit_mind(mind):
         return _unit_act(mind, messages, tools)
     goal = mind.reader.state.get("goal")
-    if goal is None or not hasattr(mind, "kinds"):
+    if goal is None or not is_item_mind(mind):
         return mind.act(messages, tools)
     step = external_step(mind.reader)
     ext, result, since = _this_step(messages)
@@ -209,9 +231,9 @@ def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
     reader = mind.reader
     reader.update(messages, [])
     goal = reader.state.get("goal")
-    if hasattr(mind, "checker_tool") and reader.state.get("target"):
+    if is_unit_mind(mind) and reader.state.get("target"):
         turn = Turn(text_message("\n".join(_unit_notes(mind, reader.state["target"]))), None)
-    elif goal is None or not hasattr(mind, "kinds"):
+    elif goal is None or not is_item_mind(mind):
         turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
     else:
         turn = Turn(text_message(_summary_text(mind, goal.target)), None)
