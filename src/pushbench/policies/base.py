@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pushbench.tools.base import ToolCall
 
@@ -36,6 +36,20 @@ class Policy(Protocol):
     context_window: int  # tokens the model can attend to
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> Turn: ...
+
+
+@runtime_checkable
+class ClosablePolicy(Protocol):
+    """A policy holding connections (an API model's HTTP client): the runner closes it after the episode."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class MeteredPolicy(Protocol):
+    """A policy that counts its own usage (HTTP requests, cache hits, retries): the trace keeps it."""
+
+    stats: Any
 
 
 class EndpointPolicy(Policy, Protocol):

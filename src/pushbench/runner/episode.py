@@ -9,16 +9,21 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pushbench.registry import BACKENDS, CONTROLLERS, MEMORIES
 from pushbench.policies import is_api_model, make_policy
+from pushbench.policies.base import ClosablePolicy, MeteredPolicy, Policy
 from pushbench.log.models import Trace
 from pushbench.log.names import trace_stem
 from pushbench.log.traces import write_trace
 from pushbench.runner.grid import EpisodeSpec
 from pushbench.tasks import get_family
 from pushbench.tasks.base import TaskSpec
+from pushbench.tools.base import Environment
+
+if TYPE_CHECKING:
+    from pushbench.backends.native import EpisodeRun
 
 VERIFIED = "_verified"  # a worker's row carries this for the progress bar; it is not written
 
@@ -37,7 +42,7 @@ def run_episode(spec: EpisodeSpec, task: TaskSpec, master_seed: int, trace_dir: 
                                           MEMORIES.make(spec.memory), spec.policy_seed(master_seed),
                                           **backend_options(spec, trace_dir))
     finally:
-        if hasattr(policy, "close"):  # an API model's HTTP connections
+        if isinstance(policy, ClosablePolicy):  # an API model's HTTP connections
             policy.close()
     return episode_row(spec, task, env, run, policy, started, trace_dir)
 
@@ -61,7 +66,7 @@ def backend_options(spec: EpisodeSpec, trace_dir: Path | None) -> dict[str, Any]
             "remove_when_done": True}
 
 
-def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: Any, started: float | None,
+def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Environment, run: EpisodeRun, policy: Policy, started: float | None,
                 trace_dir: Path | None) -> dict[str, Any]:
     """The episode's raw facts; its trace too (with the wall time since ``started``, unless None)."""
     row = {"episode_id": spec.episode_id, **asdict(spec), "target": task.target, "budget": task.budget,
@@ -70,8 +75,7 @@ def episode_row(spec: EpisodeSpec, task: TaskSpec, env: Any, run: Any, policy: A
     if trace_dir is not None:
         write_trace(trace_dir, Trace(
             spec.episode_id, env.verifier.events, objective=task.objective, messages=run.transcript,
-            views=run.views.as_trace() if getattr(run, "views", None) is not None else None,
-            tool_failures=getattr(env, "tool_failures", None) or None,
+            views=run.views.as_trace(), tool_failures=env.tool_failures or None,
             wall_seconds=round(time.perf_counter() - started, 4) if started is not None else None,
-            api=policy.stats.as_dict() if hasattr(policy, "stats") else None))
+            api=policy.stats.as_dict() if isinstance(policy, MeteredPolicy) else None))
     return row
