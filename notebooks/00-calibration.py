@@ -23,8 +23,9 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.analysis.calibration import (fit_line, fit_table, fitted_profiles, flat_line, flat_table, forgetting_lines,
-                                           forgetting_table, load_points, plot_calibration, plot_forgetting)
+from pushbench.analysis.calibration import (curve_line, fit_line, fit_table, fitted_profiles, flat_line, flat_table,
+                                           forgetting_lines, forgetting_table, load_points, plot_calibration,
+                                           plot_forgetting)
 from pushbench.analysis.figures import save_table, show_figure, show_table, style
 
 style()
@@ -48,6 +49,7 @@ show_table(fits)
 # with length in the last; the crosses should scatter around the line within the probe's noise.
 
 # %%
+print(curve_line(points))
 show_figure(plot_calibration(points), Path(figures), "calibration_curves")
 
 # %% [markdown]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pushbench.analysis.blackbox import checklist_line, counts_line
-from pushbench.analysis.calibration import fit_line, flat_line, forgetting_lines
+from pushbench.analysis.calibration import curve_line, fit_line, flat_line, forgetting_lines
 from pushbench.analysis.forks import fresh_line, rescue_line, trend_line
 
 
@@ -20,6 +20,16 @@ def test_flat_line_separates_flat_profiles_from_the_rest() -> None:
     flats = pd.DataFrame({"model": ["sim/mini", "sim/base"], "flat_from_tokens": pd.array([None, 5854], dtype="Int64")})
     assert flat_line(flats) == "SimLM flat profiles: sim/base from 5,854 tokens; not flat within 1M tokens: sim/mini"
     assert flat_line(flats.iloc[1:]) == "SimLM flat profiles: sim/base from 5,854 tokens; not flat within 1M tokens: none"
+
+
+def test_curve_line_counts_u_shapes_and_falls_for_published_fitted_and_probe() -> None:
+    rows = [("sim/mini", "10 docs", x, p, e, q) for x, p, e, q in [(1, 0.9, 0.9, 0.9), (5, 0.5, 0.5, 0.5), (10, 0.8, 0.4, 0.8)]]
+    rows += [("sim/mini", "length", x, p, e, q) for x, p, e, q in [(4000, 1.0, 1.0, 1.0), (32000, 0.7, 0.7, 1.0)]]
+    points = pd.DataFrame(rows, columns=["model", "panel", "x", "published", "expected", "probe"])
+    assert curve_line(points) == ("Lost in the Middle panels with both end positions above the middle: published 1, "
+                                  "fitted 0, SimLM probe 1 of 1; profiles with lower RULER recall at the longest "
+                                  "length than at the shortest: published 1, fitted 1, SimLM probe 0 of 1")
+    assert curve_line(points.iloc[0:0]) == "no calibration points"
 
 
 def test_forgetting_lines_read_the_table_and_name_a_profile_missing_a_point() -> None:

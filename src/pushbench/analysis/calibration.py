@@ -195,3 +195,33 @@ def forgetting_lines(forgetting: pd.DataFrame, flats: pd.DataFrame) -> str:
                      f"start {r['start', 32_000]:.2f}, end {r['end', 32_000]:.2f} at 32k; "
                      f"mean over depths {r['mean', 128_000]:.2f} at 128k (window {int(row.window):,})")
     return "\n".join(lines)
+
+
+
+def _shapes(points: pd.DataFrame, column: str) -> tuple[int, int, int, int]:
+    """(U-shaped Lost in the Middle panels, such panels, profiles falling with RULER length, profiles)."""
+    u_shaped = panels = falling = lengths = 0
+    for (_, panel), cell in points.groupby(["model", "panel"], sort=True):
+        y = cell.sort_values("x")[column].to_numpy(float)
+        if panel == "length":
+            lengths += 1
+            falling += int(y[-1] < y[0])
+        elif len(y) >= 3:
+            panels += 1
+            u_shaped += int(y[0] > y[len(y) // 2] and y[-1] > y[len(y) // 2])
+    return u_shaped, panels, falling, lengths
+
+
+def curve_line(points: pd.DataFrame) -> str:
+    """What the figure shows, for the published points, the fitted curve and SimLM's probe: in how
+    many Lost in the Middle panels both end positions lie above the middle one, and for how many
+    profiles RULER recall is lower at the longest length than at the shortest."""
+    if points.empty:
+        return "no calibration points"
+    names = {"published": "published", "expected": "fitted", "probe": "SimLM probe"}
+    shapes = {name: _shapes(points, column) for column, name in names.items()}
+    u = ", ".join(f"{name} {s[0]}" for name, s in shapes.items())
+    fall = ", ".join(f"{name} {s[2]}" for name, s in shapes.items())
+    _, panels, _, lengths = shapes["published"]
+    return (f"Lost in the Middle panels with both end positions above the middle: {u} of {panels}; "
+            f"profiles with lower RULER recall at the longest length than at the shortest: {fall} of {lengths}")
