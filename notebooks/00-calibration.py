@@ -23,8 +23,9 @@ seed = 0
 # %%
 from pathlib import Path
 
-from pushbench.analysis.calibration import (fit_table, fitted_profiles, flat_table, forgetting_table, load_points,
-                                           plot_calibration, plot_forgetting)
+from pushbench.analysis.calibration import (curve_line, fit_line, fit_table, fitted_profiles, flat_line, flat_table,
+                                           forgetting_lines, forgetting_table, load_points, plot_calibration,
+                                           plot_forgetting)
 from pushbench.analysis.figures import save_table, show_figure, show_table, style
 
 style()
@@ -39,6 +40,7 @@ print(f"{len(points)} published points for {len(fits)} profiles")
 
 # %%
 save_table(fits, Path(figures), "calibration_fit", "SimLM recall parameters fitted per profile (model: SimLM, not a real LLM).")
+print(fit_line(fits))
 show_table(fits)
 
 # %% [markdown]
@@ -47,6 +49,7 @@ show_table(fits)
 # with length in the last; the crosses should scatter around the line within the probe's noise.
 
 # %%
+print(curve_line(points))
 show_figure(plot_calibration(points), Path(figures), "calibration_curves")
 
 # %% [markdown]
@@ -61,6 +64,7 @@ show_figure(plot_calibration(points), Path(figures), "calibration_curves")
 profiles = fitted_profiles(Path(calibration))
 flats = flat_table(profiles)
 save_table(flats, Path(figures), "calibration_flat", "Context length (tokens) past which each profile's content term M(n) stays below 0.05: recall by position only (model: SimLM, not a real LLM; –: not within 1M tokens).")
+print(flat_line(flats))
 show_table(flats)
 
 # %%
@@ -83,13 +87,4 @@ show_figure(plot_forgetting(forgetting, flats), Path(figures), "calibration_forg
 # profiles whose content term still falls (`sim/mini`, `sim/pro`), a shorter context helps too.
 
 # %%
-def at(model: str, depth: str, tokens: int) -> float:
-    row = forgetting[(forgetting.model == model) & (forgetting.depth == depth) & (forgetting.tokens == tokens)]
-    return float(row.recall.iloc[0])
-
-
-for model in flats.model:
-    window = int(flats.loc[flats.model == model, "window"].iloc[0])
-    print(f"{model}: middle {at(model, 'middle', 8_000):.2f} at 8k -> {at(model, 'middle', 32_000):.2f} at 32k; "
-          f"start {at(model, 'start', 32_000):.2f}, end {at(model, 'end', 32_000):.2f} at 32k; "
-          f"mean over depths {at(model, 'mean', 128_000):.2f} at 128k (window {window:,})")
+print(forgetting_lines(forgetting, flats))

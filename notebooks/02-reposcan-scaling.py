@@ -28,6 +28,7 @@ from pathlib import Path
 from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.deltas import paired_deltas
 from pushbench.analysis.reposcan import plot_scaling, scaling_table
+from pushbench.analysis.takeaways import delta_line, target_line
 from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
@@ -59,6 +60,7 @@ save_table(deltas, Path(figures), "reposcan_paired_deltas_by_target",
            f"Paired success deltas over standard by N, 95% task-bootstrap intervals ({note}).")
 save_table(overall, Path(figures), "reposcan_paired_deltas",
            f"Paired success deltas over standard, all 36 tasks, 95% task-bootstrap intervals ({note}).")
+print(delta_line(overall, "stateqgp − standard"))
 show_table(overall)
 
 # %% [markdown]
@@ -69,4 +71,5 @@ show_table(overall)
 # interval stays above 0.
 
 # %%
+print(target_line(scaling, controllers))
 show_figure(plot_scaling(scaling, deltas, controllers), Path(figures), "fig3_reposcan_target_scaling")

@@ -31,6 +31,7 @@ import pandas as pd
 from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.deltas import paired_deltas
 from pushbench.analysis.reposcan import main_table, plot_ablation
+from pushbench.analysis.takeaways import best_condition_line, delta_line
 from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
@@ -61,10 +62,12 @@ deltas = pd.concat([vs_gated, full_vs_nobuffer], ignore_index=True)
 save_table(table, Path(figures), "reposcan_ablation_table", f"StateQGP component ablation ({note}).")
 save_table(deltas, Path(figures), "reposcan_ablation_deltas",
            f"Paired success deltas, 95% task-bootstrap intervals ({note}).")
+print(best_condition_line(table, "controller", "gated"))
 show_table(table[["model", "controller", "success", "success_sd", "valid_count", "duplicate_rate",
                   "valid_per_step", "episodes"]])
 
 # %%
+print(delta_line(deltas, "stateqgp − stateqgp-nobuffer"))
 show_table(deltas)
 
 # %% [markdown]
@@ -73,4 +76,5 @@ show_table(deltas)
 # paired deltas with 95% intervals; a component helps where its interval lies right of 0.
 
 # %%
+print(delta_line(deltas, "stateqgp-dedupe − gated"))
 show_figure(plot_ablation(table, deltas, order), Path(figures), "fig4_reposcan_ablation")

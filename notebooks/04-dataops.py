@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.units import per_unit_type, plot_success_bars, success_by_target, success_table
+from pushbench.analysis.takeaways import best_condition_line, target_line
 from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
@@ -55,6 +56,7 @@ unit_types = per_unit_type(episodes)
 # %%
 save_table(table.drop(columns=["condition"]), Path(figures), "dataops_success", f"DataOps-lite success by condition ({note}).")
 save_table(unit_types, Path(figures), "dataops_unit_types", f"DataOps-lite unit pass rate by unit type ({note}).")
+print(best_condition_line(table, "condition", "standard"))
 show_table(table[["model", "condition", "success", "success_sd", "unit_success", "verifier_recoveries"]])
 
 # %% [markdown]
@@ -64,6 +66,7 @@ show_table(table[["model", "condition", "success", "success_sd", "unit_success",
 
 # %%
 save_table(by_n, Path(figures), "dataops_success_by_n", f"DataOps-lite success by backlog size N ({note}).")
+print(target_line(by_n, ["standard", "gated", "unitqgp"]))
 show_table(by_n)
 
 # %% [markdown]

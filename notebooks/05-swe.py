@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pushbench.analysis.aggregate import load_results
 from pushbench.analysis.units import controller_deltas, per_unit_type, plot_success_bars, success_by_target, success_table
+from pushbench.analysis.takeaways import best_condition_line, delta_line, target_line, unit_type_line
 from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
@@ -53,6 +54,7 @@ by_n = success_by_target(episodes, n_resamples, seed)
 
 # %%
 save_table(table.drop(columns=["condition"]), Path(figures), "swe_success", f"SWE-lite success by condition ({note}).")
+print(best_condition_line(table, "condition", "standard"))
 show_table(table[["model", "condition", "success", "success_sd", "unit_success", "verifier_recoveries"]])
 
 # %% [markdown]
@@ -62,6 +64,7 @@ show_table(table[["model", "condition", "success", "success_sd", "unit_success",
 
 # %%
 save_table(deltas, Path(figures), "swe_paired_deltas", f"SWE-lite paired success deltas of UnitQGP ({note}).")
+print(delta_line(deltas, "unitqgp − standard"))
 show_table(deltas)
 
 # %% [markdown]
@@ -70,6 +73,7 @@ show_table(deltas)
 
 # %%
 save_table(units, Path(figures), "swe_unit_types", f"SWE-lite unit pass rate by issue kind ({note}).")
+print(unit_type_line(units, "unitqgp"))
 show_table(units)
 
 # %% [markdown]
@@ -78,6 +82,7 @@ show_table(units)
 
 # %%
 save_table(by_n, Path(figures), "swe_success_by_n", f"SWE-lite success by backlog size N ({note}).")
+print(target_line(by_n, ["standard", "gated", "unitqgp"]))
 show_table(by_n)
 
 # %% [markdown]

@@ -27,7 +27,7 @@ seed = 0
 from pathlib import Path
 
 from pushbench.analysis.aggregate import load_results
-from pushbench.analysis.blackbox import deltas, plot_counts, success_counts
+from pushbench.analysis.blackbox import checklist_line, counts_line, deltas, plot_counts, success_counts
 from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 
 style()
@@ -49,6 +49,7 @@ table7 = deltas(episodes, n_resamples, seed)
 
 # %%
 save_table(counts, Path(figures), "blackbox_success", f"Black-box RepoScan successes per agent, N and prompt ({note}).")
+print(counts_line(counts))
 show_table(counts)
 
 # %% [markdown]
@@ -58,6 +59,7 @@ show_table(counts)
 # %%
 save_table(table7, Path(figures), "table7_checklist_deltas",
            f"Checklist minus default paired success deltas, 95% task-bootstrap intervals ({note}).")
+print(checklist_line(table7))
 show_table(table7)
 
 # %% [markdown]

@@ -36,7 +36,7 @@ seed = 0
 from pathlib import Path
 
 from pushbench.analysis.aggregate import load_results
-from pushbench.analysis.forks import fork_table, fresh_reference, plot_rescue
+from pushbench.analysis.forks import fork_table, fresh_line, fresh_reference, plot_rescue, rescue_line, trend_line
 from pushbench.analysis.figures import label_models, save_table, show_figure, show_table, style
 from pushbench.scoring import load_episodes
 
@@ -64,12 +64,14 @@ fresh = fresh_reference(grid, from_controller, controller, n_resamples, seed)
 save_table(table, Path(figures), "forks_rescue",
            f"Failed {from_controller} episodes of the RepoScan main grid forked to {controller}: share "
            f"succeeding after the fork, 95% task-bootstrap intervals ({note}).")
+print(rescue_line(table))
 show_table(table[["model", "fork_at", "forks", "rescued", "rescue_rate", "ci_low", "ci_high", "mean_valid"]])
 
 # %%
 save_table(fresh, Path(figures), "forks_fresh",
            f"The same failed {from_controller} episodes: {controller} from step 0 on the same task and seed "
            f"({note}).")
+print(fresh_line(fresh))
 show_table(fresh)
 
 # %% [markdown]
@@ -78,4 +80,5 @@ show_table(fresh)
 # interval.
 
 # %%
+print(trend_line(table))
 show_figure(plot_rescue(table, f"{from_controller} → {controller} forks ({note})"), Path(figures), "forks_rescue")

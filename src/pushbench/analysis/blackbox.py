@@ -77,3 +77,32 @@ def plot_counts(counts: pd.DataFrame) -> plt.Figure:
                  fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _driver(table: pd.DataFrame) -> str:
+    return "SimLM-driven agents: " if all(str(m).startswith("sim/") for m in table.model) else ""
+
+
+def counts_line(counts: pd.DataFrame, prompt: str = "default") -> str:
+    """Per agent, its successes at the table's smallest and largest target N under ``prompt``."""
+    rows = counts[counts.prompt == prompt] if not counts.empty else counts
+    if rows.empty:
+        return f"no {prompt}-prompt rows"
+    low, high = int(counts.target.min()), int(counts.target.max())
+    parts = []
+    for agent in agent_order(rows):
+        own = rows[rows.agent == agent].set_index("target")
+        if low in own.index and high in own.index:
+            parts.append(f"{agent} {own.successes[low]}/{own.tasks[low]} → {own.successes[high]}/{own.tasks[high]}")
+    if not parts:
+        return f"no agent ran both N = {low} and N = {high} with the {prompt} prompt"
+    return f"{_driver(rows)}{prompt} prompt, successes at N = {low} → N = {high}: {'; '.join(parts)}"
+
+
+def checklist_line(table7: pd.DataFrame) -> str:
+    """How many agent × N rows have a checklist − default interval excluding 0, and the deltas' range."""
+    if table7.empty:
+        return "no checklist − default pairs"
+    excludes = int(((table7.ci_low > 0) | (table7.ci_high < 0)).sum())
+    return (f"{_driver(table7)}checklist − default paired 95% interval excludes 0 in {excludes} of {len(table7)} "
+            f"agent × N rows; deltas from {table7.delta.min():+.3f} to {table7.delta.max():+.3f}")

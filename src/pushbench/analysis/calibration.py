@@ -159,3 +159,69 @@ def plot_forgetting(table: pd.DataFrame, flats: pd.DataFrame) -> plt.Figure:
     fig.suptitle("SimLM recall by depth and context length, calibrated (model: SimLM, not a real LLM)", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def fit_line(fits: pd.DataFrame) -> str:
+    """The fit error per profile and the largest gap between SimLM's probe and the published points."""
+    if fits.empty:
+        return "no fitted profiles"
+    rmse = ", ".join(f"{row.model} {row.rmse:.3f}" for row in fits.itertuples())
+    worst = fits.loc[fits.probe_rmse.idxmax()]
+    return f"SimLM fit rmse: {rmse}; largest probe_rmse {worst.probe_rmse:.3f} ({worst.model})"
+
+
+def flat_line(flats: pd.DataFrame) -> str:
+    """Which profiles go flat (content term below 0.05) and from which length."""
+    if flats.empty:
+        return "no fitted profiles"
+    flat = flats[flats.flat_from_tokens.notna()]
+    parts = [f"{row.model} from {int(row.flat_from_tokens):,} tokens" for row in flat.itertuples()]
+    rest = [str(m) for m in flats.model[flats.flat_from_tokens.isna()]]
+    return (f"SimLM flat profiles: {', '.join(parts) or 'none'}; "
+            f"not flat within 1M tokens: {', '.join(rest) or 'none'}")
+
+
+def forgetting_lines(forgetting: pd.DataFrame, flats: pd.DataFrame) -> str:
+    """Per profile: a middle fact's recall at 8k and 32k, the ends' at 32k, the mean over depths at 128k."""
+    recall = forgetting.set_index(["model", "depth", "tokens"]).recall
+    points = [("middle", 8_000), ("middle", 32_000), ("start", 32_000), ("end", 32_000), ("mean", 128_000)]
+    lines = []
+    for row in flats.itertuples():
+        if any((row.model, depth, tokens) not in recall.index for depth, tokens in points):
+            lines.append(f"{row.model}: not all depths and lengths computed")
+            continue
+        r = {point: float(recall[(row.model, *point)]) for point in points}
+        lines.append(f"{row.model}: middle {r['middle', 8_000]:.2f} at 8k -> {r['middle', 32_000]:.2f} at 32k; "
+                     f"start {r['start', 32_000]:.2f}, end {r['end', 32_000]:.2f} at 32k; "
+                     f"mean over depths {r['mean', 128_000]:.2f} at 128k (window {int(row.window):,})")
+    return "\n".join(lines)
+
+
+
+def _shapes(points: pd.DataFrame, column: str) -> tuple[int, int, int, int]:
+    """(U-shaped Lost in the Middle panels, such panels, profiles falling with RULER length, profiles)."""
+    u_shaped = panels = falling = lengths = 0
+    for (_, panel), cell in points.groupby(["model", "panel"], sort=True):
+        y = cell.sort_values("x")[column].to_numpy(float)
+        if panel == "length":
+            lengths += 1
+            falling += int(y[-1] < y[0])
+        elif len(y) >= 3:
+            panels += 1
+            u_shaped += int(y[0] > y[len(y) // 2] and y[-1] > y[len(y) // 2])
+    return u_shaped, panels, falling, lengths
+
+
+def curve_line(points: pd.DataFrame) -> str:
+    """What the figure shows, for the published points, the fitted curve and SimLM's probe: in how
+    many Lost in the Middle panels both end positions lie above the middle one, and for how many
+    profiles RULER recall is lower at the longest length than at the shortest."""
+    if points.empty:
+        return "no calibration points"
+    names = {"published": "published", "expected": "fitted", "probe": "SimLM probe"}
+    shapes = {name: _shapes(points, column) for column, name in names.items()}
+    u = ", ".join(f"{name} {s[0]}" for name, s in shapes.items())
+    fall = ", ".join(f"{name} {s[2]}" for name, s in shapes.items())
+    _, panels, _, lengths = shapes["published"]
+    return (f"Lost in the Middle panels with both end positions above the middle: {u} of {panels}; "
+            f"profiles with lower RULER recall at the longest length than at the shortest: {fall} of {lengths}")

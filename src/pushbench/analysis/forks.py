@@ -100,3 +100,45 @@ def plot_rescue(table: pd.DataFrame, title: str):
            ylim=(0, 1.05), title=title)
     ax.legend(fontsize=7, loc="lower left")
     return fig
+
+
+def _simlm(table: pd.DataFrame) -> str:
+    return "SimLM " if all(str(m).startswith("sim/") for m in table.model) else ""
+
+
+def rescue_line(table: pd.DataFrame) -> str:
+    """Pooled over models: at each fork point, how many failed episodes succeed after the fork."""
+    if table.empty:
+        return "no forks"
+    pooled = table.groupby("fork_at", sort=False)[["rescued", "forks"]].sum()
+    points = sorted(pooled.index, key=_order)
+    first = table.iloc[0]
+    parts = [f"{int(pooled.rescued[p])} of {int(pooled.forks[p])} at {p}" for p in points]
+    return (f"{_simlm(table)}forks: failed {first.from_controller} episodes succeeding under {first.controller} "
+            f"after the fork, pooled over models: {', '.join(parts)}")
+
+
+def fresh_line(fresh: pd.DataFrame) -> str:
+    """How often the new controller, run from step 0, succeeded on the same failed tasks and seeds."""
+    if fresh.empty:
+        return "no failed episodes with a from-step-0 counterpart"
+    from pushbench.analysis.figures import model_order
+
+    own = fresh.set_index("model")
+    per_model = ", ".join(f"{m} {own.succeeded[m]}/{own.failed[m]}" for m in model_order(list(fresh.model)))
+    return (f"{_simlm(fresh)}{fresh.controller.iloc[0]} from step 0 succeeded on {int(fresh.succeeded.sum())} of "
+            f"{int(fresh.failed.sum())} of the same failed tasks and seeds ({per_model})")
+
+
+def trend_line(table: pd.DataFrame) -> str:
+    """Per model, the rescue rate at the first and at the last percentage fork point."""
+    from pushbench.analysis.figures import model_order
+
+    table = table[table.fork_at.astype(str).str.endswith("%")] if not table.empty else table
+    if table.empty:
+        return "no forks at a percentage of the steps"
+    points = sorted(set(table.fork_at), key=_order)
+    rate = table.set_index(["model", "fork_at"]).rescue_rate
+    parts = [f"{m} {rate[m, points[0]]:.2f} → {rate[m, points[-1]]:.2f}" for m in model_order(list(table.model))
+             if (m, points[0]) in rate.index and (m, points[-1]) in rate.index]
+    return f"{_simlm(table)}rescue rate from the fork at {points[0]} to {points[-1]}: {', '.join(parts) or 'none'}"
