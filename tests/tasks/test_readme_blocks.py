@@ -40,7 +40,7 @@ def test_the_family_readme_blocks_are_the_builds(family: str) -> None:
     from pushbench.tasks.readme_blocks import BLOCK, renderer
 
     if not manifest_path(family).is_file():
-        pytest.skip(f"no {family} manifest; run `python -m pushbench.manifests {family}`")
+        pytest.skip(f"no {family} manifest; run `python -m pushbench.tasks.manifests {family}`")
     text = (config.ROOT / "src" / "pushbench" / "tasks" / family / "README.md").read_text(encoding="utf-8")
     blocks = [m.group(4) for m in BLOCK.finditer(text)]
     assert blocks and stale_blocks(text, renderer(family)) == [], "run `python -m pushbench.tasks.readme_blocks`"

@@ -19,8 +19,10 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
+
+from pushbench.tasks.base import TaskSpec
 
 BLOCK = re.compile(r"(<!-- build:([\w-]+)(?: ([\w.-]+))? -->\n)(.*?)(<!-- /build -->)", re.S)
 TASKS = Path(__file__).resolve().parent
@@ -30,6 +32,17 @@ Renderer = Callable[[str, "str | None"], str]
 
 class UnknownBlock(ValueError):
     """A README names a block its family's figures module does not render."""
+
+
+def built_tasks(family: str, name: str, arg: str | None, blocks: Collection[str]) -> list[TaskSpec]:
+    """The family's built tasks, for its block ``name`` (one of ``blocks``, which take no argument)."""
+    from pushbench.tasks import load_tasks, manifest_path
+
+    if name not in blocks or arg is not None:
+        raise UnknownBlock(f"{family} README: unknown block {name!r}")
+    if not manifest_path(family).is_file():
+        raise FileNotFoundError(f"no {family} manifest: run `python -m pushbench.tasks.manifests {family}` first")
+    return load_tasks(family)
 
 
 def render(text: str, block: Renderer) -> str:

@@ -15,7 +15,7 @@ README = config.ROOT / "src" / "pushbench" / "tasks" / "planning" / "README.md"
 
 def built() -> list[Any]:
     if not manifest_path("planning").is_file():
-        from pushbench.manifests import build_family
+        from pushbench.tasks.manifests import build_family
 
         build_family("planning")
     return load_tasks("planning")

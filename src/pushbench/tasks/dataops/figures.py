@@ -29,11 +29,6 @@ def backlogs_table(tasks: list[TaskSpec]) -> str:
 
 
 def block(name: str, arg: str | None = None) -> str:
-    from pushbench.tasks import load_tasks, manifest_path
-    from pushbench.tasks.readme_blocks import UnknownBlock
+    from pushbench.tasks.readme_blocks import built_tasks
 
-    if name != "backlogs" or arg is not None:
-        raise UnknownBlock(f"dataops README: unknown block {name!r}")
-    if not manifest_path("dataops").is_file():
-        raise FileNotFoundError("no dataops manifest: run the `manifests@dataops` stage first")
-    return backlogs_table(load_tasks("dataops"))
+    return backlogs_table(built_tasks("dataops", name, arg, {"backlogs"}))

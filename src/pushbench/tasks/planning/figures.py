@@ -46,15 +46,10 @@ def tasks_table(tasks: list[TaskSpec]) -> str:
 
 
 def block(name: str, arg: str | None = None) -> str:
-    from pushbench.tasks import load_tasks, manifest_path
     from pushbench.tasks.planning.world import WorldParams, build_world
-    from pushbench.tasks.readme_blocks import UnknownBlock
+    from pushbench.tasks.readme_blocks import built_tasks
 
-    if name not in ("world", "tasks") or arg is not None:
-        raise UnknownBlock(f"planning README: unknown block {name!r}")
-    if not manifest_path("planning").is_file():
-        raise FileNotFoundError("no planning manifest: run the `manifests@planning` stage first")
-    tasks = load_tasks("planning")
+    tasks = built_tasks("planning", name, arg, {"world", "tasks"})
     if name == "tasks":
         return tasks_table(tasks)
     return world_table(build_world(WorldParams(**tasks[0].settings["world"])))

@@ -43,12 +43,7 @@ def tasks_table(tasks: list[TaskSpec], sizes: dict[str, int]) -> str:
 
 
 def block(name: str, arg: str | None = None) -> str:
-    from pushbench.tasks import load_tasks, manifest_path
-    from pushbench.tasks.readme_blocks import UnknownBlock
+    from pushbench.tasks.readme_blocks import built_tasks
 
-    if name != "tasks" or arg is not None:
-        raise UnknownBlock(f"reposcan README: unknown block {name!r}")
-    if not manifest_path("reposcan").is_file():
-        raise FileNotFoundError("no reposcan manifest: run the `manifests@reposcan` stage first")
-    tasks = load_tasks("reposcan")
+    tasks = built_tasks("reposcan", name, arg, {"tasks"})
     return tasks_table(tasks, valid_sizes(tasks, config.HIDDEN))

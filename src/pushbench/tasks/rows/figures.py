@@ -30,11 +30,6 @@ def conditions_table(tasks: list[TaskSpec], hidden_root: Path) -> str:
 
 
 def block(name: str, arg: str | None = None) -> str:
-    from pushbench.tasks import load_tasks, manifest_path
-    from pushbench.tasks.readme_blocks import UnknownBlock
+    from pushbench.tasks.readme_blocks import built_tasks
 
-    if name != "conditions" or arg is not None:
-        raise UnknownBlock(f"rows README: unknown block {name!r}")
-    if not manifest_path("rows").is_file():
-        raise FileNotFoundError("no rows manifest: run `python -m pushbench.manifests rows` first")
-    return conditions_table(load_tasks("rows"), config.HIDDEN)
+    return conditions_table(built_tasks("rows", name, arg, {"conditions"}), config.HIDDEN)

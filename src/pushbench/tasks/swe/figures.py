@@ -47,15 +47,10 @@ def faults_table(catalogue: list[dict[str, Any]], units: dict[str, dict[str, Any
 
 
 def block(name: str, arg: str | None = None) -> str:
-    from pushbench.tasks import load_tasks, manifest_path
-    from pushbench.tasks.readme_blocks import UnknownBlock
+    from pushbench.tasks.readme_blocks import built_tasks
     from pushbench.tasks.swe.units import CATALOGUE
 
-    if name not in ("units", "faults") or arg is not None:
-        raise UnknownBlock(f"swe README: unknown block {name!r}")
-    if not manifest_path("swe").is_file():
-        raise FileNotFoundError("no swe manifest: run the `manifests@swe` stage first")
-    tasks = load_tasks("swe")
+    tasks = built_tasks("swe", name, arg, {"units", "faults"})
     units = hidden_units(tasks, config.HIDDEN)
     if name == "units":
         return units_table(tasks, units)

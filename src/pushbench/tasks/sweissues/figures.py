@@ -27,11 +27,6 @@ def issues_table(tasks: list[TaskSpec]) -> str:
 
 
 def block(name: str, arg: str | None = None) -> str:
-    from pushbench.tasks import load_tasks, manifest_path
-    from pushbench.tasks.readme_blocks import UnknownBlock
+    from pushbench.tasks.readme_blocks import built_tasks
 
-    if name != "issues" or arg is not None:
-        raise UnknownBlock(f"sweissues README: unknown block {name!r}")
-    if not manifest_path("sweissues").is_file():
-        raise FileNotFoundError("no sweissues manifest: run the `manifests@sweissues` stage first")
-    return issues_table(load_tasks("sweissues"))
+    return issues_table(built_tasks("sweissues", name, arg, {"issues"}))
