@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from pushbench.sandbox.files import write_text_atomic
 from pushbench.tasks.base import TaskSpec
 
 BLOCK = re.compile(r"(<!-- build:([\w-]+)(?: ([\w.-]+))? -->\n)(.*?)(<!-- /build -->)", re.S)
@@ -54,9 +55,13 @@ def render(text: str, block: Renderer) -> str:
 
 def stale_blocks(text: str, block: Renderer) -> list[str]:
     """The blocks of ``text`` (``name`` or ``name arg``) whose body differs from a fresh rendering."""
-    fresh = list(BLOCK.finditer(render(text, block)))
+    return _differing(text, render(text, block))
+
+
+def _differing(text: str, fresh: str) -> list[str]:
+    """The blocks whose body differs between ``text`` and its rendering ``fresh``."""
     return [" ".join(filter(None, (old.group(2), old.group(3))))
-            for old, new in zip(BLOCK.finditer(text), fresh) if old.group(4) != new.group(4)]
+            for old, new in zip(BLOCK.finditer(text), BLOCK.finditer(fresh)) if old.group(4) != new.group(4)]
 
 
 def figure_families(root: Path = TASKS) -> list[str]:
@@ -78,14 +83,15 @@ def main(argv: list[str], root: Path = TASKS) -> int:
             readme = root / family / "README.md"
             text = readme.read_text(encoding="utf-8")
             try:
-                names = stale_blocks(text, renderer(family))
+                fresh = render(text, renderer(family))
             except FileNotFoundError as err:  # e.g. rows, outside the pipeline: its family test checks it
                 print(f"{family}/README.md: not checked: {err}", file=sys.stderr)
                 continue
+            names = _differing(text, fresh)
             if names:
                 stale[f"{family}/README.md"] = names
                 if not check:
-                    readme.write_text(render(text, renderer(family)), encoding="utf-8")
+                    write_text_atomic(readme, fresh)
     except UnknownBlock as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
