@@ -12,6 +12,12 @@ the profile's arithmetic noise) is over a recalled budget, checks with the profi
 ``check_status`` and submits when it believes every recalled requirement is met. Calls name the
 requirement they serve (the ``requirement`` argument) with the profile's ``follow_guidance``; a
 controller's repeat refusal (``guidance.REPEATED``) is followed with the same probability.
+
+Memories' outputs are read where they sit, as quotations (items, user profile and routes only, never
+edits, so nothing counts twice): a quoted block of a user message (ACG's decision view, the rolling
+summary), a LangGraph store's retrieved tool results, quoted lines in the system message (its own
+memgpt ``progress`` block) and in a memory tool's reply (archival passages, conversation search).
+With memgpt's tools offered it keeps notes of its own (``notes.py``).
 """
 
 from __future__ import annotations
@@ -22,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from pushbench.guidance import REPEATED, quoted_blocks
+from pushbench.guidance import REPEATED, quoted_blocks, retrieved_items
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
-from pushbench.policies.sim.memory_skills import MEMORY_TOOLS
-from pushbench.tasks.planning import render
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, offered
+from pushbench.tasks.planning import notes, render
 from pushbench.tasks.planning.planner import ShopPlanner, TripPlanner, _call_key, call_key
 from pushbench.tasks.planning.texts import REQUIREMENT_LINE, parse_requirement
 
@@ -46,12 +52,18 @@ class PlanningMind(Mind):
         role, facts, state = message.get("role"), reader.facts, reader.state
         content = str(message.get("content") or "")
         if role == "assistant":
+            state["memory_reply"] = False
             for call in message.get("tool_calls") or []:
                 fn = call.get("function", {})
                 if fn.get("name") in MEMORY_TOOLS:
                     state["memory_turns"] = state.get("memory_turns", 0) + 1
+                    state["memory_reply"] = True
                 else:
                     state["last_call"] = fn
+            return
+        if role == "system" or (role == "tool" and state.get("memory_reply")):  # core blocks, memory replies
+            for block in quoted_blocks(content):
+                self._parse_result(reader, block, offset, step, quoted=True)
             return
         if role == "user" and "reqs" not in state:
             state["reqs"] = {}
@@ -62,8 +74,9 @@ class PlanningMind(Mind):
             trip = _TRIP.match(content)
             state["trip"] = trip.groups() if trip else None
             return
-        if role == "user":  # a memory's view: the tool results it quotes are read as results
-            for block in quoted_blocks(content):
+        if role == "user":  # a memory's view: the tool results it quotes or shows again are read as results
+            shown = [*quoted_blocks(content), *(item for _, who, item in retrieved_items(content) if who == "tool")]
+            for block in shown:
                 self._parse_result(reader, block, offset, step, quoted=True)
             return
         if role != "tool":
@@ -91,7 +104,7 @@ class PlanningMind(Mind):
             if head in _ITEM_PATTERNS:
                 kind, pattern = _ITEM_PATTERNS[head]
                 if m := pattern.match(ln):
-                    items[m.group(1)] = {"type": kind, "groups": m.groups()}
+                    items[m.group(1)] = {"type": kind, "groups": m.groups(), "line": ln}
                     facts.add(ITEM, offset, step, m.group(1))
                     last_hotel = m.group(1) if kind == "hotel" else None
             elif head == " ":
@@ -101,7 +114,7 @@ class PlanningMind(Mind):
                 if m := render.USER.match(ln):
                     state["user_city"] = m.group(2)
                     state["today"] = m.group(3)
-                    items["user"] = {"type": "user", "groups": m.groups()}
+                    items["user"] = {"type": "user", "groups": m.groups(), "line": ln}
                     facts.add(ITEM, offset, step, "user")
             elif head == "r":
                 if m := render.SHIPPING.match(ln):
@@ -159,6 +172,8 @@ class PlanningMind(Mind):
                 return turn_from_message(tool_call_message("submit", {}, f"call_{step}"))
             return Turn(text_message("I could not build a deliverable that meets the requirements."), None)
         name, args, serves = action
+        if offered(tools) and (note := notes.memory_turn(self, messages, seen, step, name, args)) is not None:
+            return note
         if serves and self.cite(step):
             args = {**args, "requirement": serves}
         return turn_from_message(tool_call_message(name, args, f"call_{step}"))
