@@ -16,7 +16,7 @@ from pushbench.registry import MEMORIES, MINDS
 # Families whose minds do not yet read every memory (issue 30 item 4, open): planning has no test;
 # corpus reads the memories that quote earlier results (acg, langgraph-store), but writes no notes
 # for summary or memgpt to carry. Empty this when both are done.
-PENDING = {"planning", "corpus"}
+PENDING = {"corpus"}
 REWRITING = [name for name in MEMORIES if name != "full"]  # memories that put their own message in the context
 
 
