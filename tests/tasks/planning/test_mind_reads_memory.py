@@ -11,6 +11,7 @@ progress block and an archival passage hold it as the quoted line the mind notes
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -78,3 +79,26 @@ def test_the_mind_acts_on_a_fact_only_the_memory_shows(make_env: Callable[[], An
     control = scenario(make_env, memory, control=True)
     messages, tools, _ = context(memory, control)
     assert acting_rate(messages, tools, planted.acts) == 0, f"{memory}: it added the bottle without its line"
+
+
+def test_with_memgpt_tools_it_notes_what_it_will_need(make_env: Callable[[], Any]) -> None:
+    """Its own notes (``notes.py``): after an add, the added product's line in the progress block; a
+    search page archived; an archival search before the next catalog search (sim/perfect follows each),
+    and the cart still passes."""
+    from pushbench.backends.native import run_native
+    from pushbench.policies.sim import SimLM
+    from pushbench.registry import CONTROLLERS, MEMORIES
+    from pushbench.scoring import score_events
+
+    env = make_env()
+    run = run_native(env, SimLM("perfect"), CONTROLLERS.make("standard"), MEMORIES.make("memgpt"), 1)
+    calls = [(c["function"]["name"], c["function"]["arguments"]) for m in run.transcript if m["role"] == "assistant"
+             for c in m.get("tool_calls") or []]
+    names = [name for name, _ in calls]
+    assert {"archival_memory_insert", "archival_memory_search", "core_memory_append"} <= set(names), names
+    added = next(json.loads(args)["item_id"] for name, args in calls if name == "add")
+    noted = next(json.loads(args)["content"] for name, args in calls if name == "core_memory_append")
+    assert noted.startswith(f"| {added} | ")
+    inserted = next(args for name, args in calls if name == "archival_memory_insert")
+    assert "| P" in inserted  # the page's product lines, quoted
+    assert score_events(env.verifier.events, env.task)["success"]
