@@ -11,7 +11,6 @@ progress block and an archival passage hold it as the quoted line the mind notes
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -81,24 +80,33 @@ def test_the_mind_acts_on_a_fact_only_the_memory_shows(make_env: Callable[[], An
     assert acting_rate(messages, tools, planted.acts) == 0, f"{memory}: it added the bottle without its line"
 
 
-def test_with_memgpt_tools_it_notes_what_it_will_need(make_env: Callable[[], Any]) -> None:
-    """Its own notes (``notes.py``): after an add, the added product's line in the progress block; a
-    search page archived; an archival search before the next catalog search (sim/perfect follows each),
-    and the cart still passes."""
-    from pushbench.backends.native import run_native
+def test_under_memory_pressure_it_notes_what_it_will_need(make_env: Callable[[], Any]) -> None:
+    """Its own notes (``notes.py``), followed by sim/perfect: on memgpt's warning the progress block
+    gets the user's line and the added bottle's line, the archive a passage of every item it recalls;
+    before its next catalog search it searches the archive."""
+    from memory_plant import Driver
+    from pushbench.memory import make_memory
+    from pushbench.memory.base import memory_tools
     from pushbench.policies.sim import SimLM
-    from pushbench.registry import CONTROLLERS, MEMORIES
-    from pushbench.scoring import score_events
 
     env = make_env()
-    run = run_native(env, SimLM("perfect"), CONTROLLERS.make("standard"), MEMORIES.make("memgpt"), 1)
-    calls = [(c["function"]["name"], c["function"]["arguments"]) for m in run.transcript if m["role"] == "assistant"
-             for c in m.get("tool_calls") or []]
-    names = [name for name, _ in calls]
-    assert {"archival_memory_insert", "archival_memory_search", "core_memory_append"} <= set(names), names
-    added = next(json.loads(args)["item_id"] for name, args in calls if name == "add")
-    noted = next(json.loads(args)["content"] for name, args in calls if name == "core_memory_append")
-    assert noted.startswith(f"| {added} | ")
-    inserted = next(args for name, args in calls if name == "archival_memory_insert")
-    assert "| P" in inserted  # the page's product lines, quoted
-    assert score_events(env.verifier.events, env.task)["success"]
+    memory = make_memory("memgpt")
+    driver = Driver(memory, env)
+    driver.call("user_info", {})
+    bottle = first_line(make_env(), WANTED)
+    driver.call("search", WANTED)
+    driver.call("add", {"item_id": bottle.split(" | ")[0], "quantity": 1})
+    tools = env.schemas() + memory_tools(memory)
+    made = []
+    for _ in range(3):
+        messages = memory.render(int((memory.head_tokens() + memory.total) / 0.95))  # past 90%: the warning
+        turn = SimLM("perfect").act(messages, tools, 1)
+        name, args = call_of(turn)
+        made.append((name, args))
+        if name in ("core_memory_append", "archival_memory_insert", "archival_memory_search"):
+            driver.memory_call(name, args)
+    assert [name for name, _ in made] == ["core_memory_append", "archival_memory_insert", "archival_memory_search"]
+    note, passage = made[0][1]["content"], made[1][1]["content"]
+    assert note.startswith("| user ") and quoted(bottle) in note.splitlines()
+    assert quoted(bottle) in passage.splitlines() and all(ln.startswith("| ") for ln in passage.splitlines())
+    assert "mug" in made[2][1]["query"]  # the search it was about to run: the mugs (req:2)

@@ -4,13 +4,17 @@ Its notes are quotations (``guidance.quoted``) of the tool-result lines it needs
 reader takes back as items wherever they sit (``mind.py``). Each behaviour is taken with the
 profile's ``follow_guidance`` (the memory instructions are guidance like any other):
 
-- after a ``user_info`` result, a confirmed add or coupon, or on the memory warning: rewrite the
-  ``progress`` block with the user's line and the lines of the items and coupons it recalls in its
-  cart or plan (the newest that fit the block's limit, read from the block's header);
-- after a result that lists items (a search page, details, the coupons): archive those lines as
-  one passage;
+- after a ``user_info`` result, or on the memory warning: rewrite the ``progress`` block with the
+  user's line and the lines of the items and coupons it recalls in its cart or plan (the newest
+  that fit the block's limit, read from the block's header);
+- on the memory warning (older messages are about to be evicted): archive, as one passage, the
+  lines of every item it recalls (search hits, details, coupons, the user);
 - before a catalog search, when archival memory holds passages: search it with the search's
   filter values, so items it archived earlier come back without spending an action.
+
+Notes cost turns and context, which bounded recall pays for (and each turn is another decision,
+with its own recall draws); so notes are written when the profile is read and under memory
+pressure, not after every result or edit.
 """
 
 from __future__ import annotations
@@ -20,10 +24,8 @@ from typing import Any
 from pushbench.guidance import CORE_BLOCK, WARNING_CUE, quoted
 from pushbench.policies.base import Turn, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import stable_uniform
-from pushbench.policies.sim.memory_skills import _archive_size, _block, _this_step
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, _archive_size, _block, _this_step
 from pushbench.tasks.planning.planner import ADDED, COUPON_ON, ITEM
-
-ITEM_HEADS = tuple("PCFTHV")  # the first character of an item's catalog line
 
 
 def memory_turn(mind: Any, messages: list[dict[str, Any]], seen: list[tuple[int, str, int, int]], step: int,
@@ -32,15 +34,18 @@ def memory_turn(mind: Any, messages: list[dict[str, Any]], seen: list[tuple[int,
     ext, result, since = _this_step(messages)
     call_id = f"call_{step}_m{len(since) + 1}"
     follow = mind.profile.follow_guidance
-    warned = bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
-    fresh = result.startswith(("user ", "cart: added", "plan: added", "cart: coupon"))
+    warned = _warned(messages)
+    fresh = result.startswith("user ")
     if (warned or (ext and fresh)) and not any(n.startswith("core_memory") for n in since) \
             and stable_uniform(mind.seed, "mem-note", step) < follow:
         if (turn := _progress(mind, messages, seen, call_id)) is not None:
             return turn
-    listed = [ln for ln in result.splitlines() if ln.startswith(ITEM_HEADS) and " | " in ln]
-    if ext and listed and "archival_memory_insert" not in since and stable_uniform(mind.seed, "mem-archive", step) < follow:
-        return _call("archival_memory_insert", {"content": "\n".join(quoted(ln) for ln in listed)}, call_id)
+    if warned and "archival_memory_insert" not in since and stable_uniform(mind.seed, "mem-archive", step) < follow:
+        items = mind.reader.state.get("items", {})
+        lines = [quoted(items[key]["line"]) for kind, key, _, _ in seen
+                 if kind == ITEM and "line" in items.get(key, {})]
+        if lines:
+            return _call("archival_memory_insert", {"content": "\n".join(dict.fromkeys(lines))}, call_id)
     if (action == "search" and _archive_size(messages) > 0 and "archival_memory_search" not in since
             and stable_uniform(mind.seed, "mem-search", step) < follow):
         words = [str(v) for k, v in sorted(args.items()) if k not in ("page", "sort", "requirement") and v]
@@ -64,6 +69,17 @@ def _progress(mind: Any, messages: list[dict[str, Any]], seen: list[tuple[int, s
     if block:
         return _call("core_memory_replace", {"label": "progress", "old_content": block, "new_content": new}, call_id)
     return _call("core_memory_append", {"label": "progress", "content": new}, call_id)
+
+
+def _warned(messages: list[dict[str, Any]]) -> bool:
+    """Is there a memory warning since its last external call (its own memory calls in between)?"""
+    for message in reversed(messages):
+        if str(message.get("content") or "").startswith(WARNING_CUE):
+            return True
+        calls = (message.get("tool_calls") or []) if message.get("role") == "assistant" else []
+        if any(c.get("function", {}).get("name") not in MEMORY_TOOLS for c in calls):
+            return False
+    return False
 
 
 def _limit(messages: list[dict[str, Any]]) -> int:
