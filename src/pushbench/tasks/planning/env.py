@@ -16,6 +16,7 @@ from typing import Any
 from pushbench.requirements import Requirement, requirement_argument, validate_origins
 from pushbench.tasks.base import TaskSpec
 from pushbench.tasks.planning import rules
+from pushbench.tasks.planning.pages import brief_line, product_page
 from pushbench.tasks.planning.render import free_nights, line
 from pushbench.tasks.planning.texts import clock, money, parse_clock
 from pushbench.tasks.planning.world import CITIES, DISTRICTS, World, route_minutes, shipping_days
@@ -41,6 +42,7 @@ class PlanningEnv(Environment):
         self.coupon_ids: list[str] = []
         self.lines: list[dict[str, Any]] = []
         self.page_size = int(self.s["page_size"])
+        self.long = self.s.get("split") == "long"  # products listed briefly, their pages long (pages.py)
 
     # --- requirements --------------------------------------------------------------------------
     def requirements(self) -> list[Requirement]:
@@ -79,7 +81,7 @@ class PlanningEnv(Environment):
         shown = rows[(page - 1) * self.page_size: page * self.page_size]
         body = [f"search {catalog}: page {page} of {pages} ({len(rows)} matches)"]
         for x in shown:
-            body.append(line(x))
+            body.append(brief_line(x) if self.long and hasattr(x, "stock") else line(x))
             if hasattr(x, "free") and not self.shopping:
                 body.append(free_nights(x, self.s["dates"][:-1] or self.s["dates"]))
         return Observation("\n".join(body), payload={"log": {"catalog": catalog, "page": page, "hits": len(rows)}})
@@ -116,6 +118,8 @@ class PlanningEnv(Environment):
     def details(self, item_id: str, requirement: str = "") -> Observation:
         self._req(requirement)
         x = self._item(item_id)
+        if self.long and hasattr(x, "stock"):  # the long split's product page (pages.py)
+            return Observation(product_page(x))
         text = line(x)
         if hasattr(x, "free"):
             text += "\n" + free_nights(x, [self.world.date(d) for d in range(self.world.params.days)])
@@ -133,7 +137,12 @@ class PlanningEnv(Environment):
         if not self.shopping:
             return Observation(f"traveller | lives in {self.s['home']} | trip {self.s['dates'][0]} to {self.s['dates'][-1]}")
         u = self.world.users[self.s["user"]]
-        return Observation(f"user {u.id} | {u.name} | lives in {u.city} | today is {self.world.today}")
+        head = f"user {u.id} | {u.name} | lives in {u.city} | today is {self.world.today}"
+        if self.s.get("profile"):  # a long task's standing preferences (long.py)
+            from pushbench.tasks.planning.long import profile_lines
+
+            return Observation("\n".join([head, *profile_lines(self.s)]))
+        return Observation(head)
 
     @tool("List every coupon with its discount, minimum spend, category and whether it stacks.",
           requirement=REQUIREMENT)

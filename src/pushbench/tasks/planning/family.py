@@ -121,6 +121,10 @@ class PlanningFamily:
             hidden = {"task_id": task_id, "requirements": reqs, "plan": task["plan"],
                       "near_misses": task["near_misses"]}
             out.append(BuiltTask(spec=spec, hidden=hidden))
+        if "long" in params:  # the long-horizon split (long.py), after the short tasks it leaves unchanged
+            from pushbench.tasks.planning import long
+
+            out += long.build(world, wp, params, seed, TOOLS)
         return out
 
     def episode_metrics(self, events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The planning README's figures, rendered from the build (the manifest, and the world its tasks
 record) into the README's generated blocks (``pushbench.tasks.readme_blocks``).
 
-Blocks: ``world`` (what the generated world holds) and ``tasks`` (tasks and requirement counts per
-kind and level, short split).
+Blocks: ``world`` (what the generated world holds), ``tasks`` (tasks and requirement counts per
+kind and level, short split) and ``long`` (the long split: its sizes and sim/perfect's path).
 """
 
 from __future__ import annotations
@@ -45,11 +45,34 @@ def tasks_table(tasks: list[TaskSpec]) -> str:
     return "\n".join(lines)
 
 
+def _spread(values: list[int]) -> str:
+    return f"{min(values)}" if min(values) == max(values) else f"{min(values)}–{max(values)}"
+
+
+def long_table(tasks: list[TaskSpec]) -> str:
+    """The long split: tasks, products per cart, requirements (of them in the profile), page size and
+    sim/perfect's actions (checked at build time)."""
+    long = [t for t in tasks if task_split(t) == "long"]
+    if not long:
+        return "(no long split in this build)"
+    steps = sorted(t.oracle_steps for t in long)
+    rows = [("long tasks", f"{len(long)}"), ("products per cart", _spread([int(t.settings["level"]) for t in long])),
+            ("requirements per task", _spread([int(t.settings["n_requirements"]) for t in long])),
+            ("of them stated only in the profile", _spread([len(t.settings["profile"]) for t in long])),
+            ("profile requirement kinds", ", ".join(sorted({k for t in long for k in t.settings["requirement_kinds"]
+                                                             if k in ("delivery", "exclude_brand", "exclude_origin")}))),
+            ("search hits per page", _spread([int(t.settings["page_size"]) for t in long])),
+            ("sim/perfect's actions (median, range)", f"{steps[len(steps) // 2]} ({_spread(steps)})")]
+    return "\n".join(["| the long split | value |", "| --- | ---: |", *(f"| {a} | {b} |" for a, b in rows)])
+
+
 def block(name: str, arg: str | None = None) -> str:
     from pushbench.tasks.planning.world import WorldParams, build_world
     from pushbench.tasks.readme_blocks import built_tasks
 
-    tasks = built_tasks("planning", name, arg, {"world", "tasks"})
+    tasks = built_tasks("planning", name, arg, {"world", "tasks", "long"})
     if name == "tasks":
         return tasks_table(tasks)
+    if name == "long":
+        return long_table(tasks)
     return world_table(build_world(WorldParams(**tasks[0].settings["world"])))

@@ -13,6 +13,11 @@ the profile's arithmetic noise) is over a recalled budget, checks with the profi
 requirement they serve (the ``requirement`` argument) with the profile's ``follow_guidance``; a
 controller's repeat refusal (``guidance.REPEATED``) is followed with the same probability.
 
+In the long split (``long.py``) the user profile states requirements (``- req:K: ...`` lines of
+``user_info``), read as requirements where that result sits, and the objective names their ids
+only: an id it does not recall the text of sends it to ``user_info`` while it recalls no profile.
+A product listed briefly (no stock, no shipping city) is looked up with ``details`` before it is added.
+
 Memories' outputs are read where they sit, as quotations (items, user profile and routes only, never
 edits, so nothing counts twice): a quoted block of a user message (ACG's decision view, the rolling
 summary), a LangGraph store's retrieved tool results, quoted lines in the system message (its own
@@ -35,7 +40,7 @@ from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, offered
 from pushbench.tasks.planning import notes, render
 from pushbench.tasks.planning.planner import ShopPlanner, TripPlanner, _call_key, call_key
-from pushbench.tasks.planning.texts import REQUIREMENT_LINE, parse_requirement
+from pushbench.tasks.planning.texts import POINTER, REQUIREMENT_LINE, parse_requirement
 
 REQ, ITEM, QUERY, ADDED, REMOVED, COUPON_ON, COUPON_OFF, CHECKED, ROUTE = range(9)
 _TRIP = re.compile(r"^Plan a (\d+)-day trip from (\w+) to (\w+), (\S+) to (\S+),")
@@ -71,6 +76,8 @@ class PlanningMind(Mind):
                 if (m := REQUIREMENT_LINE.match(ln)) and (parsed := parse_requirement(m.group(2))):
                     state["reqs"][m.group(1)] = parsed
                     facts.add(REQ, offset, step, m.group(1))
+                elif m and m.group(2) == POINTER:  # stated in the profile (a long task): known once read
+                    state.setdefault("profile_ids", []).append(m.group(1))
             trip = _TRIP.match(content)
             state["trip"] = trip.groups() if trip else None
             return
@@ -107,6 +114,14 @@ class PlanningMind(Mind):
                     items[m.group(1)] = {"type": kind, "groups": m.groups(), "line": ln}
                     facts.add(ITEM, offset, step, m.group(1))
                     last_hotel = m.group(1) if kind == "hotel" else None
+                elif head == "P" and (m := render.PRODUCT_BRIEF.match(ln)):  # stock and city: on its page
+                    if m.group(1) not in items:
+                        items[m.group(1)] = {"type": "product", "groups": (*m.groups(), None, None), "line": ln}
+                    facts.add(ITEM, offset, step, m.group(1))
+            elif head == "-":  # a requirement the profile states (a long task's user_info)
+                if (m := REQUIREMENT_LINE.match(ln)) and (parsed := parse_requirement(m.group(2))):
+                    state.setdefault("reqs", {})[m.group(1)] = parsed
+                    facts.add(REQ, offset, step, m.group(1))
             elif head == " ":
                 if (m := render.FREE.match(ln)) and last_hotel:
                     items[last_hotel]["free"] = [d.strip() for d in m.group(1).split(",") if re.match(r"\d{4}-", d.strip())]

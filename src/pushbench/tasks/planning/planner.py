@@ -67,9 +67,10 @@ class ShopPlanner(_Base):
         for pid, item in self.items.items():
             if item["type"] == "product":
                 g = item["groups"]
+                brief = g[7] is None  # seen in a long task's result list only: its page shows stock and city
                 out.append({"id": pid, "category": g[1], "brand": g[2], "colour": g[3], "size": g[4],
-                            "price": parse_money(g[5]), "rating": int(round(float(g[6]) * 10)), "stock": int(g[7]),
-                            "origin": g[8]})
+                            "price": parse_money(g[5]), "rating": int(round(float(g[6]) * 10)),
+                            "stock": 10**9 if brief else int(g[7]), "origin": "" if brief else g[8], "brief": brief})
         return out
 
     def cart(self) -> tuple[dict[str, int], list[str]]:
@@ -90,6 +91,9 @@ class ShopPlanner(_Base):
         delivery = self.first("delivery")
         if delivery and "user" not in self.items:
             return "user_info", {}, self.of_kind("delivery")[0]
+        unread = [rid for rid in self.state.get("profile_ids", []) if rid not in self.reqs]
+        if unread and "user" not in self.items:  # the profile's requirements, not recalled: read it
+            return "user_info", {}, unread[0]
         products = {p["id"]: p for p in self.products()}
         cart, coupons = self.cart()
         cats = sorted({r["category"] for r in self.reqs.values() if "category" in r},
@@ -169,6 +173,8 @@ class ShopPlanner(_Base):
             fitting = sorted((p for p in fitting if p["brand"] in b_cost),
                              key=lambda p: (p["price"] * want["qty"] + b_cost[p["brand"]], p["id"]))
         for p in fitting:
+            if p["brief"]:
+                return "details", {"item_id": p["id"]}, want["serves"]
             if self._arrives(p) is None:
                 return "route", {"origin": p["origin"], "destination": self.state.get("user_city", "")}, \
                     (self.of_kind("delivery") or [""])[0]

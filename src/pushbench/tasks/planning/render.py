@@ -38,6 +38,8 @@ def free_nights(hotel: Any, dates: list[str]) -> str:
 _P = r"\$([\d.]+)"
 PRODUCT = re.compile(rf"^(P\d+) \| .+? \| (.+?) \| brand (\w+) \| colour (\w+) \| size (.+?) \| {_P} \| "
                      r"rating ([\d.]+) \(\d+ reviews\) \| stock (\d+) \| ships from (\w+)$")
+PRODUCT_BRIEF = re.compile(rf"^(P\d+) \| .+? \| (.+?) \| brand (\w+) \| colour (\w+) \| size (.+?) \| {_P} \| "
+                           r"rating ([\d.]+) \(\d+ reviews\) \| stock and shipping on its page$")  # the long split's
 COUPON = re.compile(rf"^(C\d+) \| (?:(\d+)% off|{_P} off) (.+?) \| min spend {_P} on .+? \| (stackable|not stackable)$")
 TRANSPORT = re.compile(rf"^([FT]\d+) \| (flight|train) (\w+) -> (\w+) \| (\S+) (\d\d:\d\d)-(\d\d:\d\d) \| {_P}$")
 HOTEL = re.compile(rf"^(H\d+) \| .+? \| (\w+) \| district (.+?) \| {_P} per night \| rating ([\d.]+)$")

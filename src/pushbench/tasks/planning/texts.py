@@ -93,6 +93,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("restaurant_rating", re.compile(r"^every restaurant you eat at is rated at least ([\d.]+)$")),
 ]
 REQUIREMENT_LINE = re.compile(r"^- (req:\d+): (.+)$")
+POINTER = "a standing preference in your profile (user_info)"  # a long task's profile requirement, in its text
 
 
 def parse_requirement(text: str) -> dict[str, Any] | None:

@@ -1,0 +1,143 @@
+"""The long-horizon split of planning (issue 30): a household order of many products whose standing
+preferences sit only in the user's profile.
+
+A long task is a shopping task (same world, tools, rules and verifier as the short ones) for a
+cart of ``items`` products from different categories, with quantities, a budget after coupons for
+the whole cart and delivery by a date. Its ``profile`` requirements (an excluded brand or shipping
+city, the delivery date) are not in the task text: the text lists their ids and says they are in
+the user's profile, and ``user_info`` states them (``profile_lines``). So what the first lookups
+show decides the last actions: which products may go in the cart, which coupons bring the total
+under the budget, and the cart itself (what was added 40 actions ago).
+
+Length by need: per product a search (``page_size`` hits a page, catalog lines of ~45 tokens) and
+an add, plus the profile, the routes of the shipping cities, the coupons and a check. Each task is
+played by sim/perfect at build time (``perfect_path``): it must succeed within
+``max_oracle_fraction`` of the budget and need at least ``min_oracle_steps`` actions, else the draw
+is discarded (the build fails when too few pass).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict
+from typing import Any
+
+from pushbench.tasks.base import BuiltTask, TaskSpec
+from pushbench.tasks.planning import rules, shopping
+from pushbench.tasks.planning.texts import POINTER
+from pushbench.tasks.planning.world import CATEGORIES, World, WorldParams
+
+PROFILE_KINDS = ("exclude_brand", "exclude_origin", "delivery")  # what a profile states
+MIN_PROFILE = 2  # profile requirements a task keeps at least (each with its near miss)
+OBJECTIVE = (
+    "Shopping for user {user}: a household order. Fill the cart so that every requirement below holds, then "
+    "call submit once (it ends the episode and the cart is judged as it is).\nRequirements:\n{reqs}\n"
+    "Your profile (user_info) states your standing preferences; each has its requirement id above and counts "
+    "like any other. Commonsense rules also count: every product in stock, one product per item asked for, "
+    "every applied coupon applicable (minimum spend on its category, a non-stackable coupon alone). Delivery "
+    "takes one day to dispatch plus the route days from where a product ships to where the user lives "
+    "(user_info). Use search (catalog products; filters category, brand, colour, size, min_price, max_price, "
+    "min_rating; sort; pages), details, user_info, coupons, route, add, remove, apply_coupon, remove_coupon "
+    "and check. You have {budget} actions.")
+
+
+def profile_lines(settings: dict[str, Any]) -> list[str]:
+    """What user_info adds for a long task: the profile's requirements, one line each."""
+    return ["standing preferences (each counts as the requirement it names):",
+            *(f"- {p['id']}: {p['text']}" for p in settings.get("profile", []))]
+
+
+def objective(settings: dict[str, Any], budget: int) -> str:
+    reqs = "\n".join(f"- {r['id']}: {r['text']}" for r in settings["requirements"])
+    return OBJECTIVE.format(user=settings["user"], reqs=reqs, budget=budget)
+
+
+def make_task(world: World, rng: random.Random, n_items: int, n_extra: int) -> dict[str, Any] | None:
+    """One long task (settings, requirements, the plan, near misses), or None when the draw fails."""
+    user = world.users[rng.choice(sorted(world.users))]
+    cats = rng.sample(sorted(CATEGORIES), n_items)
+    products = []
+    for c in cats:
+        pool = [p for p in world.products.values() if p.category == c and p.stock >= 3]
+        if not pool:
+            return None
+        products.append(pool[rng.randrange(len(pool))])
+    qtys = [rng.choice([1, 1, 1, 2, 3]) for _ in products]
+    plan = {"cart": {p.id: q for p, q in zip(products, qtys)}, "coupons": []}
+    plan["coupons"] = shopping.best_coupons(world, plan)
+    settings = {"kind": "shopping", "level": n_items, "user": user.id, "city": user.city,
+                "categories": sorted(p.category for p in products), "split": "long"}
+    reqs: list[dict[str, Any]] = []
+    extra: list[dict[str, Any]] = []
+    for p, q in zip(products, qtys):
+        reqs.append(shopping._spec(world, rng, p, 2, False))
+        stated = shopping._item_requirements(world, rng, p, q)
+        if q > 1:
+            reqs.append(stated.pop(0))
+        extra += stated
+    budget, *profile = shopping._global_requirements(world, rng, plan, products, user, 3)
+    budget["max"] += rng.randrange(2, 6) * 500  # $10-25 of room, so a product swap can stay within it
+    rng.shuffle(extra)
+    reqs += [budget, *extra[:n_extra], *profile]
+    near = shopping._settle(world, settings, reqs, plan, n_items + 1)  # drops a limit that has no near miss
+    kinds = [r["kind"] for r in reqs]
+    if near is None or "budget" not in kinds or sum(k in PROFILE_KINDS for k in kinds) < MIN_PROFILE:
+        return None
+    return {"settings": settings, "requirements": reqs, "plan": plan, "near_misses": near}
+
+
+def build(world: World, wp: WorldParams, params: dict[str, Any], seed: int, tools: list[str]) -> list[BuiltTask]:
+    """The long tasks: seeded draws, each kept only when sim/perfect's path fits (``perfect_path``)."""
+    from pushbench.tasks.planning.texts import requirement_text
+
+    long = params["long"]
+    budget = int(long["budget"])
+    out: list[BuiltTask] = []
+    rng = random.Random(f"planning-long-{seed}")
+    for _ in range(int(long["draws"])):
+        if len(out) == int(long["tasks"]):
+            break
+        lo, hi = long["items"]
+        task = make_task(world, rng, rng.randrange(lo, hi + 1), int(long["extra_requirements"]))
+        if task is None:
+            continue
+        task_id = f"planning-long-{len(out) + 1:02d}"
+        reqs = [{**r, "text": requirement_text(r)} for r in task["requirements"]]
+        in_profile = [r for r in reqs if r["kind"] in PROFILE_KINDS]
+        kinds = [r["kind"] for r in reqs]
+        settings = {**task["settings"], "world": asdict(wp), "world_digest": world.digest(),
+                    "page_size": int(long["page_size"]), "n_requirements": len(reqs), "requirement_kinds": kinds,
+                    "requirements": [{"id": r["id"], "kind": r["kind"],
+                                      "text": POINTER if r in in_profile else r["text"]} for r in reqs],
+                    "profile": [{"id": r["id"], "text": r["text"]} for r in in_profile]}
+        spec = TaskSpec(task_id=task_id, family="planning", objective=objective(settings, budget), target=1,
+                        budget=budget, tools=list(tools), oracle_steps=0, settings=settings,
+                        predicate="+".join(sorted(set(kinds))))
+        hidden = {"task_id": task_id, "requirements": reqs, "plan": task["plan"], "near_misses": task["near_misses"]}
+        path = perfect_path(spec, world, reqs)
+        if path is None or not (int(long["min_oracle_steps"]) <= path[0] <= float(long["max_oracle_fraction"]) * budget
+                                and path[1] >= int(long["min_transcript_tokens"])):
+            continue
+        steps = path[0]
+        out.append(BuiltTask(spec=spec.model_copy(update={"oracle_steps": steps}), hidden=hidden))
+    if len(out) < int(long["tasks"]):
+        raise RuntimeError(f"planning long split: only {len(out)} of {long['tasks']} tasks in {long['draws']} draws "
+                           "fit the perfect path's bounds; raise draws or loosen the settings")
+    return out
+
+
+def perfect_path(spec: TaskSpec, world: World, reqs: list[dict[str, Any]]) -> tuple[int, int] | None:
+    """sim/perfect's actions on the task (unlimited window, full memory) and its final transcript's
+    tokens, or None if it fails."""
+    from pushbench.backends.native import run_native
+    from pushbench.policies.sim import SimLM
+    from pushbench.registry import CONTROLLERS, MEMORIES
+    from pushbench.scoring import score_events
+    from pushbench.tasks.planning.env import PlanningEnv
+    from pushbench.tokens import count_message_tokens
+    from pushbench.verifier import Verifier
+
+    env = PlanningEnv(spec, Verifier(spec.task_id, 1, lambda item: False), world, reqs)
+    run = run_native(env, SimLM("perfect"), CONTROLLERS.make("standard"), MEMORIES.make("full"), 1)
+    scored = score_events(env.verifier.events, spec)
+    return (int(scored["steps"]), count_message_tokens(run.transcript)) if scored["success"] else None
