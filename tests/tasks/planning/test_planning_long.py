@@ -98,3 +98,25 @@ def test_memory_sensitivity_through_the_cli(long_tasks: dict[str, Any], tmp_path
     assert len(unlimited) == len(ids) and all(r["success"] and r["steps"] <= 60 for r in unlimited)
     trimmed = run_cli(tmp_path, "sim/perfect@8k", ids)
     assert sum(not r["success"] for r in trimmed) >= len(ids) / 2
+
+
+def test_the_mind_reads_the_profile_first_and_takes_its_preferences(long_tasks: dict[str, Any]) -> None:
+    """The objective names the profile's requirement ids only: sim/perfect looks them up first, then
+    plans with them (the profile's lines are requirements where that result sits)."""
+    from pushbench.policies.sim import SimLM
+    from pushbench.tasks.planning.mind import REQ
+
+    task = long_tasks[SENSITIVITY[0]]
+    env = get_family("planning").environment(task)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task.objective}]
+    sim = SimLM("perfect")
+    first = sim.act(messages, env.schemas(), 1)
+    assert first.call is not None and first.call.name == "user_info"
+    messages += [first.message, {"role": "tool", "tool_call_id": first.message["tool_calls"][0]["id"],
+                                 "content": env.execute(ToolCall("user_info", {})).text}]
+    second = sim.act(messages, env.schemas(), 1)
+    assert second.call is not None and second.call.name != "user_info"
+    mind = next(iter(sim._minds.values()))
+    known = {mind.reader.facts.names[int(k)] for k, kind in zip(mind.reader.facts.array("key"),
+                                                                mind.reader.facts.array("kind")) if kind == REQ}
+    assert {p["id"] for p in task.settings["profile"]} <= known
