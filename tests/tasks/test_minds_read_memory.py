@@ -13,10 +13,9 @@ from memory_plant import MEMORIES as PLANTED
 from pushbench import config
 from pushbench.registry import MEMORIES, MINDS
 
-# Families whose minds do not yet read every memory (issue 30 item 4, open): planning has no test;
-# corpus reads the memories that quote earlier results (acg, langgraph-store), but writes no notes
-# for summary or memgpt to carry. Empty this when both are done.
-PENDING = {"planning", "corpus"}
+# Families whose minds do not yet read every memory (issue 30 item 4, open): planning has no test.
+# Empty this when it is done.
+PENDING = {"planning"}
 REWRITING = [name for name in MEMORIES if name != "full"]  # memories that put their own message in the context
 
 
