@@ -23,8 +23,10 @@ def test_the_mind_imports_nothing_that_opens_answers() -> None:
     import ast
 
     allowed = ("__future__", "json", "re", "typing", "numpy", "pushbench.guidance", "pushbench.policies.",
-               "pushbench.tasks.corpus.reader", "pushbench.tasks.corpus.notes", "pushbench.tasks.corpus.mind")
-    for path in (Path(corpus_mind.__file__), Path(corpus_mind.__file__).with_name("notes.py")):  # and its notes
+               "pushbench.tasks.corpus.reader", "pushbench.tasks.corpus.notes", "pushbench.tasks.corpus.mind",
+               "pushbench.tasks.corpus.parts")
+    here = Path(corpus_mind.__file__)
+    for path in (here, here.with_name("notes.py"), here.with_name("parts.py")):  # and its notes and parts
         tree = ast.parse(path.read_text())
         modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

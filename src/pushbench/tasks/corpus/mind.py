@@ -40,6 +40,7 @@ from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, offered
 from pushbench.tasks.corpus.notes import NOTED_ITEM, archive_first, due_memory_call, notes
+from pushbench.tasks.corpus.parts import parts_of, solve_parts
 from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, DOCSTRING_TITLE, HEAD_KINDS,
                                            MODULE_TITLE, RELEASE_KINDS, Clue, base_title, clue_query, parse_clue,
                                            release_of, supports, year_of)
@@ -50,6 +51,7 @@ _SEARCH = re.compile(r'^search "(.*)": (?:top \d+ documents|no documents match)'
 _HIT = re.compile(r"^\[(\d+)\] (d[0-9a-f]{10}) \| (.+)$")
 _DOC = re.compile(r"^document (d[0-9a-f]{10}) \| (.+) \| page (\d+) of (\d+)$")
 _MODULE_IN = re.compile(r"(?:^|\s)module: (\S+)")
+_BUDGET = re.compile(r"You have (\d+) actions\.")
 TOOL_RESULT = "Tool result:"  # memgpt's summary request shows a tool result as a user message with this head
 
 
@@ -84,6 +86,10 @@ class CorpusMind(Mind):
                      if (m := CLUE_LINE.match(line))]
             state["clues"] = {cid: clue for cid, clue in clues if clue}
             state["release"] = content.startswith("Find the one release")
+            parts = parts_of(content)
+            if len(parts) > 1:  # a long question: a name per part (parts.py), answered by the last action
+                state["parts"] = parts
+                state["budget"] = int(m.group(1)) if (m := _BUDGET.search(content)) else None
             for cid in state["clues"]:
                 facts.add(CLUE, offset, step, cid)
             return
@@ -142,7 +148,9 @@ class CorpusMind(Mind):
                 facts.add(QUERY, offset, step, query)
             elif (m := _HIT.match(line)) and (query is not None or quoted):
                 snippet = lines[i + 1].strip() if i + 1 < len(lines) else ""
-                docs.setdefault(m.group(2), {"title": m.group(3), "snippet": snippet})
+                entry = docs.setdefault(m.group(2), {"title": m.group(3), "snippet": snippet})
+                if query is not None and query not in entry.setdefault("queries", []):
+                    entry["queries"].append(query)  # the searches that showed it (a long question's parts)
                 facts.add(HIT, offset, step, m.group(2), int(m.group(1)))
             elif not quoted and line.strip() == REPEATED and \
                     stable_uniform(self.seed, "follow", step) < self.profile.follow_guidance:
@@ -207,6 +215,8 @@ class CorpusMind(Mind):
             return Turn(text_message("I cannot tell what the question asks for."), None)
         seen = self._recalled(step)
         known = {cid: clues[cid] for cid in seen[CLUE]}
+        if state.get("parts"):
+            return self._act_parts(clues, seen, step)
         plan = Plan(self, known, seen, step)
         memory = offered(tools)
         if memory and (due := due_memory_call(self.seed, self.profile.follow_guidance, plan, seen[QUERY],
@@ -226,11 +236,20 @@ class CorpusMind(Mind):
         name, args = action
         return turn_from_message(tool_call_message(name, args, call_id))
 
+    def _act_parts(self, clues: dict[str, Clue], seen: dict[int, list[str]], step: int) -> Turn:
+        action = solve_parts(self, clues, set(seen[CLUE]), step,
+                             lambda known, module: Plan(self, known, seen, step, module=module, part=True))
+        if action[0] == "answer":
+            args = {"text": action[1], "confidence": action[2]}
+        else:
+            args = action[1]
+        return turn_from_message(tool_call_message(action[0], args, f"call_{step}"))
+
     def memory_notes(self) -> list[str]:
         """Its notes of what it recalls now (``notes.notes``): what a summary it writes starts with."""
         state = self.reader.state
         clues: dict[str, Clue] = state.get("clues") or {}
-        if not clues:
+        if not clues or state.get("parts"):  # a long question's notes would need to be per part: none yet
             return []
         step = self.reader.assistant_turns - state.get("memory_turns", 0)
         seen = self._recalled(step)
@@ -245,8 +264,11 @@ class CorpusMind(Mind):
 class Plan:
     """One step's beliefs and the next action they call for."""
 
-    def __init__(self, mind: CorpusMind, clues: dict[str, Clue], seen: dict[int, list[str]], step: int):
-        self.mind, self.clues, self.step = mind, clues, step
+    def __init__(self, mind: CorpusMind, clues: dict[str, Clue], seen: dict[int, list[str]], step: int,
+                 module: str | None = None, part: bool = False):
+        """``module``: the module an earlier part's answer gave (a ``module_of`` clue); ``part``: one
+        part of a long question, whose candidates are the hits of its own head clues' searches."""
+        self.mind, self.clues, self.step, self.part = mind, clues, step, part
         self.ids = {clue: cid for cid, clue in clues.items()}  # calls name the clue they work on
         self.docs = mind.reader.state.get("docs", {})
         self.queries = set(seen[QUERY])
@@ -258,7 +280,7 @@ class Plan:
                                         or (d[0] == "n" and d[1:] not in hit and d[1:] in self.docs.keys() | self.noted.keys())))
         self.hits = [d for d in self.order if d in self.docs]
         self.opened = {d for d in seen[DOC] if d in self.docs}
-        self.module = self._module()
+        self.module = module or self._module()
 
     def _module(self) -> str | None:
         clue = next((c for c in self.clues.values() if c.kind == "module"), None)
@@ -279,7 +301,10 @@ class Plan:
     def candidates(self) -> list[str]:
         names: list[str] = []
         release = self.mind.reader.state.get("release")
+        heads = {clue_query(c, None, self.module) for c in self.clues.values() if c.kind in HEAD_KINDS}
         for doc_id in self.order:
+            if self.part and not heads & set(self.docs.get(doc_id, {}).get("queries", ())):
+                continue  # shown by another part's search
             if doc_id in self.noted:
                 name: str | None = self.noted[doc_id][0]
             else:
@@ -321,7 +346,7 @@ class Plan:
         return None
 
     def met(self, clue: Clue, candidate: str) -> bool:
-        if clue.kind == "module":
+        if clue.kind in ("module", "module_of"):
             return self.module is not None and self.candidate_module(candidate) == self.module
         return any(self.mind._reads(clue, d, candidate) for d in sorted(self.opened)
                    if self.mind._fits_title(clue, self.docs[d]["title"], candidate))
@@ -330,7 +355,7 @@ class Plan:
         """The next action to settle ``clue`` for ``candidate``; True if met, False if ruled out."""
         if self.met(clue, candidate):
             return True
-        if clue.kind == "module":
+        if clue.kind in ("module", "module_of"):
             return False if self.module else None
         anchor = self.candidate_year(candidate) if clue.kind in RELEASE_KINDS else self.module
         query = clue_query(clue, candidate, anchor)
@@ -368,7 +393,8 @@ class Plan:
 
     def _order(self) -> list[Clue]:
         """Cheap checks first: the candidate's own document, its module, then searched clues."""
-        rank = {"terms": 0, "param": 0, "item_terms": 0, "item_names": 0, "module": 1, "changelog": 2, "page": 3}
+        rank = {"terms": 0, "param": 0, "item_terms": 0, "item_names": 0, "module": 1, "module_of": 1, "changelog": 2,
+                "page": 3}
         return sorted(self.clues.values(), key=lambda c: rank[c.kind])
 
     def best_candidate(self) -> str | None:
