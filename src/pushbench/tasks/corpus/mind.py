@@ -34,7 +34,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from pushbench.guidance import ACG_EVIDENCE, REPEATED, note_facts, quoted_blocks, retrieved_items
+from pushbench.guidance import (ACG_EVIDENCE, CONDENSED, EVICTED, REPEATED, note_facts, quoted_blocks,
+                                retrieved_items)
 from pushbench.policies.base import Turn, text_message, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
@@ -108,6 +109,9 @@ class CorpusMind(Mind):
                     if query:
                         facts.add(QUERY, offset, step, query)
             self._read_notes(content.splitlines(), offset, step)
+            for header in (CONDENSED, EVICTED):  # its turns the memory took out of the context (about half)
+                if found := header.search(content):
+                    state["earlier_turns"] = max(state.get("earlier_turns", 0), int(found.group(1)) // 2)
             return
         if role == "tool" and state.get("memory_reply"):  # archival passages (notes), quoted messages
             self._read_notes(content.splitlines(), offset, step)
@@ -237,7 +241,8 @@ class CorpusMind(Mind):
         return turn_from_message(tool_call_message(name, args, call_id))
 
     def _act_parts(self, clues: dict[str, Clue], seen: dict[int, list[str]], step: int) -> Turn:
-        action = solve_parts(self, clues, set(seen[CLUE]), step,
+        spent = step + self.reader.state.get("earlier_turns", 0)  # a summary's header says how many went before
+        action = solve_parts(self, clues, set(seen[CLUE]), spent,
                              lambda known, module: Plan(self, known, seen, step, module=module, part=True))
         if action[0] == "answer":
             args = {"text": action[1], "confidence": action[2]}

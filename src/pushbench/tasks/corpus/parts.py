@@ -40,11 +40,12 @@ def parts_of(objective: str) -> list[list[str]]:
     return parts
 
 
-def solve_parts(mind: "CorpusMind", clues: dict[str, Clue], recalled: set[str], step: int,
+def solve_parts(mind: "CorpusMind", clues: dict[str, Clue], recalled: set[str], spent: int,
                 make_plan: Callable[[dict[str, Clue], str | None], "Plan"]) -> tuple[Any, ...]:
     """The next action (name, arguments), or ("answer", text, confidence) once every part is settled;
-    ``make_plan(clues, module)`` is one part's ``Plan`` (this step's recalled facts)."""
-    last = step >= int(mind.reader.state.get("budget") or 10**9) - 1  # its last action: answer with what it has
+    ``make_plan(clues, module)`` is one part's ``Plan`` (this step's recalled facts); ``spent``: the
+    actions it counts as taken (its calls in the context, and those a summary's header counts)."""
+    last = spent >= int(mind.reader.state.get("budget") or 10**9) - 1  # its last action: answer with what it has
     current = 10**9 if last else _current_part(mind)
     found: list[str] = []
     modules: dict[int, str | None] = {}
