@@ -13,23 +13,16 @@ from memory_plant import MEMORIES as PLANTED
 from pushbench import config
 from pushbench.registry import MEMORIES, MINDS
 
-# Families whose minds do not yet read every memory (issue 30 item 4, open): planning has no test;
-# corpus reads the memories that quote earlier results (acg, langgraph-store), but writes no notes
-# for summary or memgpt to carry. Empty this when both are done.
-PENDING = {"corpus"}
 REWRITING = [name for name in MEMORIES if name != "full"]  # memories that put their own message in the context
 
 
 def test_the_shared_helper_plants_in_every_memory() -> None:
     assert all(any(p == m or p.startswith(m + "-") for p in PLANTED) for m in REWRITING), (PLANTED, REWRITING)
-    assert PENDING <= set(MINDS)
 
 
 @pytest.mark.parametrize("family", list(MINDS))
 def test_every_mind_has_a_memory_reading_test(family: str) -> None:
     path = config.ROOT / "tests" / "tasks" / family / "test_mind_reads_memory.py"
-    if family in PENDING and not path.is_file():
-        pytest.skip(f"{family}'s test comes with its own branch of issue 30")
     assert path.is_file(), f"{family}'s SimLM mind has no tests/tasks/{family}/test_mind_reads_memory.py"
     text = path.read_text(encoding="utf-8")
     assert "memory_plant" in text or all(m in text or m.replace("-", "_") in text for m in REWRITING), \

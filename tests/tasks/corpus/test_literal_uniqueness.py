@@ -14,7 +14,9 @@ here as a second answer. The readings, one per clue sentence:
 - "a P changelog item of a release from Y names it in code": some item of a P release dated in Y
   has its last name component as an identifier inside a code span or an ``.. auto…::`` directive;
 - "the P documentation page titled T names it in code": likewise, in some section of P's page T;
-- "one of its changelog items uses the words A and B" / "names X in code": some item of the release.
+- "one of its changelog items uses the words A and B" / "names X in code": some item of the release;
+- (a long question's part) "it is defined in the module that defines the answer to part K": its
+  ``module:`` line names a module the ``module:`` line of part K's one literal answer names.
 
 An entity is every dotted name a docstring document's title shows (API questions) or every
 ``project version`` a changelog item's title shows (release questions).
@@ -35,6 +37,7 @@ _SENTENCES = {
     "page": r'the (?P<a>\S+) documentation page titled "(?P<b>.+)" names it in code',
     "item_terms": r'one of its changelog items uses the words "(?P<a>[^"]+)" and "(?P<b>[^"]+)"',
     "item_names": r'one of its changelog items names "(?P<a>[^"]+)" in code',
+    "module_of": r"it is defined in the module that defines the answer to part (?P<a>\d+)",  # long questions
 }
 _LINE = re.compile(r"^- clue:\d+: (.*)$", re.M)
 _PART = re.compile(r" \(part \d+ of \d+\)$")
@@ -116,12 +119,27 @@ class Corpus:
         return {r for r, texts in self.items.items() if any(v["a"] in code_identifiers(t) for t in texts)}
 
 
-def answers_under_literal_reading(corpus: Corpus, objective: str) -> set[str]:
+def answers_under_literal_reading(corpus: Corpus, objective: str, earlier: list[set[str]] | None = None) -> set[str]:
     clues = [literal_clue(text) for text in _LINE.findall(objective)]
     assert clues, "an objective without clue lines"
-    found = corpus.fits(*clues[0])
-    for kind, values in clues[1:]:
-        found &= corpus.fits(kind, values)
+    found: set[str] | None = None
+    for kind, values in clues:
+        if kind == "module_of":  # the module of an earlier part's answer (unique, or nothing fits)
+            before = (earlier or [])[int(values["a"]) - 1]
+            modules = set().union(*map(corpus.module_of, before)) if len(before) == 1 else set()
+            fits = {n for n in corpus.docstrings if corpus.module_of(n) & modules}
+        else:
+            fits = corpus.fits(kind, values)
+        found = fits if found is None else found & fits
+    return found or set()
+
+
+def parts_under_literal_reading(corpus: Corpus, objective: str) -> list[set[str]]:
+    """A long question's parts (``Part k:`` blocks), each read literally, in order."""
+    blocks = re.split(r"^Part \d+:$", objective.split("\nUse search(")[0], flags=re.M)[1:]
+    found: list[set[str]] = []
+    for block in blocks:
+        found.append(answers_under_literal_reading(corpus, block, found))
     return found
 
 
@@ -130,6 +148,11 @@ def test_every_question_has_exactly_its_answer_under_a_literal_reading(corpus_do
     corpus = Corpus.of(corpus_docs)
     wrong = {}
     for t in corpus_tasks:
+        if t.settings.get("n_parts"):  # a long question: each part has exactly its answer
+            parts = parts_under_literal_reading(corpus, t.objective)
+            if parts != [{name} for name in corpus_hidden[t.task_id]["parts"]]:
+                wrong[t.task_id] = [sorted(p) for p in parts]
+            continue
         found = answers_under_literal_reading(corpus, t.objective)
         if found != {corpus_hidden[t.task_id]["answer"]}:
             wrong[t.task_id] = sorted(found)
@@ -143,7 +166,14 @@ def test_each_clue_fits_as_many_entities_as_the_generator_recorded(corpus_docs: 
     corpus = Corpus.of(corpus_docs)
     cache: dict[str, int] = {}
     for t in corpus_tasks:
-        counts = [cache.setdefault(text, len(corpus.fits(*literal_clue(text)))) for text in _LINE.findall(t.objective)]
+        counts = [cache.setdefault(text, len(corpus.fits(*literal_clue(text)))) for text in _LINE.findall(t.objective)
+                  if not text.startswith("it is defined in the module that defines")]  # a long part's link:
+        if t.settings.get("n_parts"):  # the generator's count is the module clue's it stands for (read above)
+            kinds = t.settings["clue_kinds"]
+            fits = corpus_hidden[t.task_id]["clue_fits"]
+            recorded = [fits[f"clue:{k}"] for k, kind in enumerate(kinds, 1) if kind != "module_of"]
+            assert counts == recorded, t.task_id
+            continue
         assert counts == list(corpus_hidden[t.task_id]["clue_fits"].values()), t.task_id
 
 

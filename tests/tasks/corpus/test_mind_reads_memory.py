@@ -1,21 +1,25 @@
-"""The corpus mind reads the memories that show earlier results again (issue 30 item 4, in part).
+"""The corpus mind reads every memory's output where it sits (issue 30 item 4).
 
-ACG's decision view quotes earlier search results and the LangGraph store retrieves them; the
-mind reads a quoted or retrieved search as the search it shows (``memory_plant``'s ``EVIDENCE``
-shape): the head clue's search is run early, unrelated searches push it out of the recent history,
-and the next turn opens one of its docstring hits (a candidate) instead of searching again. Without
-the memory the same context never does. Not done: the corpus mind writes no memory notes of its
-own (a summary or memgpt's progress block holds "I recall nothing specific"), so ``summary`` and
-memgpt's core and archival memory cannot carry a corpus fact yet (``test_minds_read_memory.PENDING``).
+The scenario: the head clue's search (the one that finds candidates) ran early, unrelated searches
+pushed it out of the recent history, and the next turn acts on it by opening one of its candidates
+instead of searching again. Per memory (``memory_plant``) the candidates are only in that memory's
+message: ACG's decision view and the LangGraph store quote or retrieve the search itself
+(``EVIDENCE``); the rolling summary and memgpt's progress block hold the mind's own notes of it
+(``NOTE``: a read note of the search, a pending note of its candidates, each with its document); an
+archival passage holds the same notes, found by searching the archive with the head query
+(``ARCHIVE``). Without the memory's message the same context never opens a candidate.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from memory_plant import EVIDENCE, Scenario, acting_rate, call_of, context
+from memory_plant import EVIDENCE, MEMORIES, NOTE, Scenario, acting_rate, call_of, context
+from pushbench.guidance import pending_note, read_note
 from pushbench.tasks import get_family, load_tasks
+from pushbench.tasks.corpus.notes import noted_item
 from pushbench.tasks.corpus.reader import DOCSTRING_TITLE, HEAD_KINDS, base_title, clue_query, parse_clue
+from pushbench.tools import ToolCall
 
 FILLERS = [f"{topic} changelog" for topic in (
     "fixed a bug", "deprecated option removed", "documentation typo", "python version support dropped",
@@ -34,24 +38,42 @@ def _task():
     raise AssertionError("no such corpus question")
 
 
+def _head_search(task) -> tuple[str, list[tuple[str, str]]]:
+    """The head clue's query and the (document, candidate) pairs its docstring hits give."""
+    query = clue_query(parse_clue(task.settings["clues"][0]), None, None)
+    text = get_family("corpus").environment(task).execute(
+        ToolCall("search", {"query": query, "requirement": "clue:1"})).text
+    found = []
+    for line in text.splitlines():
+        if line.startswith("[") and (m := DOCSTRING_TITLE.match(base_title(line.split(" | ", 1)[1]))):
+            found.append((line.split(" | ")[0].split("] ")[1], m.group(1)))
+    assert found, text
+    return query, found
+
+
+def notes_of(query: str, found: list[tuple[str, str]]) -> str:
+    """The notes the mind writes of the head search: the search was read, its candidates are pending."""
+    return "\n".join([read_note([(query, (1, 1))]), pending_note(noted_item(d, name, None) for d, name in found)])
+
+
 def scenario(memory: str) -> Scenario:
     task = _task()
     env = get_family("corpus").environment(task)
-    head = parse_clue(task.settings["clues"][0])
-    query = clue_query(head, None, None)
-    probe = get_family("corpus").environment(task)
-    from pushbench.tools import ToolCall
+    query, found = _head_search(task)
+    docs = [d for d, _ in found]
+    head = ("search", {"query": query, "requirement": "clue:1"})
+    recent = [("search", {"query": q}) for q in FILLERS]
+    acts = lambda turn: call_of(turn)[0] == "get_document" and call_of(turn)[1]["doc_id"] in docs  # noqa: E731
+    if memory in EVIDENCE:
+        return Scenario(env, fact=tuple(docs), early=[head], recent=recent, acts=acts)
+    note = notes_of(query, found)
+    if memory in NOTE:  # the summary condenses the head search into the note; memgpt's block holds it
+        return Scenario(env, fact=note, note=note, early=[head] if memory == "summary" else [], recent=recent,
+                        acts=acts)
+    return Scenario(env, fact=note, note=note, search=query, recent=recent, acts=acts)
 
-    text = probe.execute(ToolCall("search", {"query": query, "requirement": "clue:1"})).text
-    found = [line.split(" | ")[0].split("] ")[1] for line in text.splitlines()
-             if line.startswith("[") and DOCSTRING_TITLE.match(base_title(line.split(" | ", 1)[1]))]
-    assert found, text
-    return Scenario(env, fact=tuple(found), early=[("search", {"query": query, "requirement": "clue:1"})],
-                    recent=[("search", {"query": q}) for q in FILLERS],
-                    acts=lambda turn: call_of(turn)[0] == "get_document" and call_of(turn)[1]["doc_id"] in found)
 
-
-@pytest.mark.parametrize("memory", EVIDENCE)
+@pytest.mark.parametrize("memory", MEMORIES)
 def test_the_mind_opens_a_candidate_only_the_memory_shows(memory: str) -> None:
     planted = scenario(memory)
     messages, tools, where = context(memory, planted)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pushbench import config
+from pushbench.tasks.base import task_split
 from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, MODULE_TITLE, RELEASE_KINDS, Clue,
                                            base_title, named, parse_clue, release_of, short_name, supports)
 
@@ -63,7 +64,13 @@ def clues_of(objective: str) -> list[tuple[str, Clue]]:
     return found  # type: ignore[return-value]
 
 
+def short(tasks: list) -> list:
+    """The short questions (the long split's have their own tests: test_corpus_long.py)."""
+    return [t for t in tasks if task_split(t) == "short"]
+
+
 def test_there_are_at_least_300_questions_with_2_to_4_clues(corpus_tasks: list) -> None:
+    corpus_tasks = short(corpus_tasks)
     assert len(corpus_tasks) >= 300
     counts = {t.settings["n_clues"] for t in corpus_tasks}
     assert counts == {2, 3, 4}
@@ -78,6 +85,7 @@ def test_there_are_at_least_300_questions_with_2_to_4_clues(corpus_tasks: list) 
 def test_every_answer_is_unique_and_every_single_clue_is_weak(corpus_docs: list, corpus_tasks: list,
                                                               corpus_hidden: dict) -> None:
     brute = BruteForce(corpus_docs)
+    corpus_tasks = short(corpus_tasks)
     cache: dict[Clue, set[str]] = {}
     low = config.params("corpus.min_clue_matches")
     for t in corpus_tasks:
@@ -91,7 +99,7 @@ def test_every_answer_is_unique_and_every_single_clue_is_weak(corpus_docs: list,
 def test_evidence_documents_are_distinct_and_show_their_clue(corpus_docs: list, corpus_tasks: list,
                                                             corpus_hidden: dict) -> None:
     by_id = {d.id: d for d in corpus_docs}
-    for t in corpus_tasks:
+    for t in short(corpus_tasks):
         hidden = corpus_hidden[t.task_id]
         evidence = hidden["evidence"]
         assert len(set(evidence.values())) == len(evidence) == t.settings["n_clues"]

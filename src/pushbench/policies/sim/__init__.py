@@ -57,7 +57,8 @@ class SimLM:
             cls = next((c for s, c in reversed(self._minds) if s == seed), None)
             mind = cls(self.profile, seed) if cls else None
             if summary.size_limit(messages) is not None and not memory_skills.is_item_mind(mind):
-                return summary.quoted_summary(self.profile, seed, messages)  # the rolling summary's request
+                notes = memory_skills.notes_of(mind, messages)  # a note-writing mind's notes come first
+                return summary.quoted_summary(self.profile, seed, messages, notes)  # the rolling summary's request
             return memory_skills.summarise(mind, messages)
         mind = self._mind(seed, _mind_class(tools))
         turn = memory_skills.act(mind, messages, tools) if memory_skills.offered(tools) else mind.act(messages, tools)

@@ -27,7 +27,8 @@ the listed units not accepted yet (``pending: U02, U04``); an accepted submit is
 (a unit found there was accepted: it moves on); a summary lists count, accepted and pending units.
 The unit mind reads these notes back (``guidance.note_facts``) wherever they sit.
 
-Other minds (no RepoScan facts, no units) get the memory tools unused.
+A mind that writes its own notes (``NoteMind``: the corpus mind, ``tasks/corpus/notes.py``) calls the
+memory tools itself; a summary it writes starts with its notes. Other minds get the tools unused.
 """
 
 from __future__ import annotations
@@ -140,6 +141,22 @@ class ItemMind(Protocol):
     kinds: Any
 
 
+@runtime_checkable
+class NoteMind(Protocol):
+    """A mind that writes its own memory notes (``guidance`` notes; the corpus mind): a summary it
+    writes starts with ``memory_notes()``, taken from what its reader recalls."""
+
+    def memory_notes(self) -> list[str]: ...
+
+
+def notes_of(mind: object, messages: list[dict[str, Any]]) -> list[str]:
+    """The notes a note-writing mind (a fresh instance) takes from ``messages``; [] for other minds."""
+    if not isinstance(mind, NoteMind):
+        return []
+    mind.reader.update(messages, [])  # type: ignore[attr-defined]
+    return mind.memory_notes()
+
+
 def is_unit_mind(mind: object) -> bool:
     return isinstance(mind, UnitMind)
 
@@ -233,6 +250,8 @@ def summarise(mind: Any, messages: list[dict[str, Any]]) -> Turn:
     goal = reader.state.get("goal")
     if is_unit_mind(mind) and reader.state.get("target"):
         turn = Turn(text_message("\n".join(_unit_notes(mind, reader.state["target"]))), None)
+    elif isinstance(mind, NoteMind) and (notes := mind.memory_notes()):
+        turn = Turn(text_message("\n".join(notes)), None)
     elif goal is None or not is_item_mind(mind):
         turn = Turn(text_message(f"I worked through {len(messages)} messages; I recall nothing specific."), None)
     else:

@@ -2,7 +2,8 @@
 
 The request is ``[system (guidance.SUMMARY_SYSTEM), task, earlier summary?, history..., request]``
 and its last message names a size (``guidance.SUMMARY_LIMIT``). A mind with memory skills (RepoScan)
-writes its structured notes (``memory_skills.summarise``). Any other mind quotes what it recalls:
+writes its structured notes (``memory_skills.summarise``). Any other mind quotes what it recalls (a
+note-writing mind, ``memory_skills.NoteMind``, puts its notes first, within the size):
 each turn of the history (a call, a tool result, a controller note) and each quotation of an earlier
 summary is one piece of evidence at its token offset, recalled under the profile's bounded attention
 (``attention.recalled_mask``) as any fact is. The recalled pieces are quoted with ``| `` so its later
@@ -13,7 +14,7 @@ not in the summary.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def pieces(message: dict[str, Any]) -> list[tuple[int, str]]:
     return [(0, content)] if content.strip() else []
 
 
-def quoted_summary(profile: Any, seed: int, messages: list[dict[str, Any]]) -> Turn:
+def quoted_summary(profile: Any, seed: int, messages: list[dict[str, Any]], notes: Sequence[str] = ()) -> Turn:
     history = messages[2:-1]  # after the system message and the task, before the request
     offset = count_message_tokens(messages[:2])
     found: list[tuple[int, str]] = []
@@ -64,14 +65,16 @@ def quoted_summary(profile: Any, seed: int, messages: list[dict[str, Any]]) -> T
     recalled = recalled_mask(profile, offsets, total, seed, SALT + len(messages)) if len(found) else offsets > 0
     limit = size_limit(messages) or total
     kept: list[str] = []
-    used = 0
+    head = "\n".join(notes)  # a note-writing mind's own notes (memory_skills.notes_of), before the quotations
+    used = count_tokens(head) + 1 if head else 0
     for (_, text), keep in zip(reversed(found), reversed(recalled.tolist())):
         block = "\n".join(quoted(line) if line else "|" for line in text.split("\n"))
         cost = count_tokens(block) + 1
         if keep and used + cost <= limit:
             kept.append(block)
             used += cost
-    body = "\n\n".join(reversed(kept)) if kept else f"I recall nothing specific from the {len(history)} messages."
+    body = "\n\n".join([head] * bool(head) + list(reversed(kept))) or \
+        f"I recall nothing specific from the {len(history)} messages."
     turn = Turn(text_message(body), None)
     turn.input_tokens = total
     turn.output_tokens = count_tokens(body)

@@ -25,3 +25,9 @@ def normalise(text: str) -> str:
 
 def matches(answer: str, canonical: str) -> bool:
     return bool(normalise(answer)) and normalise(answer) == normalise(canonical)
+
+
+def normalise_parts(text: str) -> str:
+    """A long question's answer (``long.py``): its parts split at ';', each normalised, joined by '; '."""
+    parts = [normalise(p) for p in str(text).split(";")]
+    return "; ".join(parts) if all(parts) else ""

@@ -12,7 +12,7 @@ from typing import Any
 
 from pushbench.requirements import Requirement, requirement_argument, validate_origins
 from pushbench.tasks.base import TaskSpec
-from pushbench.tasks.corpus.answers import normalise
+from pushbench.tasks.corpus.answers import normalise, normalise_parts
 from pushbench.tasks.corpus.build import Document
 from pushbench.tasks.corpus.index import CorpusIndex
 from pushbench.tools.base import Environment, Observation, ToolError, has_control_chars, tool
@@ -23,13 +23,21 @@ REQUIREMENT = {"type": "string", "maxLength": 40, "default": "",
 
 
 class CorpusEnv(Environment):
-    def __init__(self, task: TaskSpec, verifier: Verifier, index: CorpusIndex, evidence: set[str]):
+    def __init__(self, task: TaskSpec, verifier: Verifier, index: CorpusIndex, evidence: set[str],
+                 parts: tuple[str, ...] = ()):
         super().__init__(task, verifier)
         self.index = index
         self._evidence = evidence  # verifier-side: only logged, never shown
+        self._parts = parts  # verifier-side (a long question's normalised part answers): only logged
         self.page_chars = int(task.settings["page_chars"])
         self.snippet_chars = int(task.settings["snippet_chars"])
         self.top_k = int(task.settings["top_k"])
+
+    def describe_tool(self, name: str, description: str) -> str:
+        """The search tool states the question's ``top_k`` (5; a long question's is larger)."""
+        if name == "search":
+            return description.replace("the top 5 documents", f"the top {int(self.task.settings['top_k'])} documents")
+        return description
 
     # --- requirements --------------------------------------------------------------------
     def requirements(self) -> list[Requirement]:
@@ -86,14 +94,18 @@ class CorpusEnv(Environment):
 
     @tool("Give your final answer (the entity's dotted name) with your confidence that it is right "
           "(0 to 1). This ends the episode.",
-          text={"type": "string", "minLength": 1, "maxLength": 300},
+          text={"type": "string", "minLength": 1, "maxLength": 900},
           confidence={"type": "number", "minimum": 0, "maximum": 1}, requirement=REQUIREMENT)
     def answer(self, text: str, confidence: float, requirement: str = "") -> Observation:
         self._check_requirement(requirement)
-        if not normalise(text) or has_control_chars(text):
-            raise ToolError("the answer must be a non-empty name without control characters.")
-        verdict = self.verifier.judge(self.steps, normalise(text))
+        stated = normalise_parts(text) if self.task.settings.get("n_parts") else normalise(text)
+        if not stated or has_control_chars(text):
+            raise ToolError("the answer must be a non-empty name (for a question of parts: a name per part, "
+                            "separated by ';') without control characters.")
+        verdict = self.verifier.judge(self.steps, stated)
         self.end("final", reported=None)
-        log = {"answer": normalise(text), "confidence": float(confidence), "correct": verdict == "accepted"}
-        return Observation(f"answer: recorded {text.strip()[:300]!r} (confidence {confidence:g}); the episode ends.",
+        log = {"answer": stated, "confidence": float(confidence), "correct": verdict == "accepted"}
+        if self._parts:  # how many parts are right, in place (the verdict needs all of them)
+            log["parts_correct"] = sum(a == b for a, b in zip(stated.split("; "), self._parts))
+        return Observation(f"answer: recorded {text.strip()[:900]!r} (confidence {confidence:g}); the episode ends.",
                            done=True, payload={"log": log})

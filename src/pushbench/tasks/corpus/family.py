@@ -112,10 +112,16 @@ class CorpusFamily:
                       "clue_fits": {f"clue:{k}": len(o.fits) for k, o in enumerate(q.clues, 1)},
                       "hard_negatives": q.negatives}
             tasks.append(BuiltTask(spec=spec, hidden=hidden))
+        if params.get("long"):  # the long-horizon split (long.py), in the same manifest
+            from pushbench.tasks.corpus import long
+            from pushbench.tasks.corpus.questions import Catalogue
+
+            tasks += long.build(Catalogue(docs), index, {**params, **params["long"]}, seed, project_list(projects))
         return tasks
 
     def episode_metrics(self, events: list[dict[str, Any]], task: TaskSpec) -> dict[str, Any]:
-        """Evidence recall, search calls, documents opened, answer confidence and its calibration error."""
+        """Evidence recall, search calls, documents opened, answer confidence and its calibration error;
+        for a long question also ``parts_correct``, the share of its parts answered right."""
         calls = [e for e in events if e["kind"] == "call" and e["ok"]]
         opened = {(e.get("info") or {}).get("doc_id") for e in calls if e["tool"] == "get_document"}
         evidence = {(e.get("info") or {}).get("doc_id") for e in calls
@@ -124,7 +130,9 @@ class CorpusFamily:
         n_evidence = int(task.settings["n_clues"])
         confidence = answer.get("confidence") if answer else None
         correct = bool(answer and answer.get("correct"))
-        return {"answered": answer is not None, "n_clues": n_evidence,
+        parts = int(task.settings.get("n_parts", 0))
+        long = {"parts_correct": round(int(answer.get("parts_correct", 0)) / parts, 6) if answer else 0.0} if parts else {}
+        return {"answered": answer is not None, "n_clues": n_evidence, **long,
                 "search_calls": sum(1 for e in calls if e["tool"] == "search"),
                 "documents_opened": len(opened - {None}),
                 "evidence_recall": round(len(evidence - {None}) / n_evidence, 6),
@@ -142,7 +150,8 @@ class CorpusFamily:
         hidden = load_hidden("corpus", task.task_id, hidden_root)
         valid = frozenset(hidden["valid"])
         verifier = Verifier(task.task_id, task.target, valid.__contains__, sink=sink)
-        return CorpusEnv(task, verifier, _index(), set(hidden["evidence"].values()))
+        parts = tuple(normalise(p) for p in hidden.get("parts", ()))
+        return CorpusEnv(task, verifier, _index(), set(hidden["evidence"].values()), parts)
 
 
 def _index() -> Any:

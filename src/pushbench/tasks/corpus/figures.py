@@ -2,17 +2,19 @@
 manifest and, for the worked examples' answers, their hidden files, as the tests read them) into
 the README's generated blocks (``pushbench.tasks.readme_blocks``). No agent-facing code imports it.
 
-Blocks: ``documents`` (documents per source kind and project), ``questions`` (questions per entity
-kind and clue count) and ``question <task id>`` (one question's clues, evidence and fit counts).
+Blocks: ``documents`` (documents per source kind and project), ``questions`` (the short questions
+per entity kind and clue count), ``long`` (the long split: parts, clues, sim/perfect's build-time
+path) and ``question <task id>`` (one question's clues, evidence and fit counts).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from pushbench.tasks.base import TaskSpec
+from pushbench.tasks.base import TaskSpec, task_split
 
 KINDS = {"docs": "documentation page sections", "docstring": "docstrings", "module": "module docstrings",
          "changelog": "changelog items", "readme": "README / CONTRIBUTING sections",
@@ -74,6 +76,26 @@ def questions_table(tasks: tuple[TaskSpec, ...] | list[TaskSpec]) -> str:
     return "\n".join(lines)
 
 
+def long_table(tasks: tuple[TaskSpec, ...] | list[TaskSpec]) -> str:
+    """The long split: questions, parts, clues and chained clues per question, and sim/perfect's
+    path (tool calls) as the build played it (``oracle_steps``)."""
+    long = [t for t in tasks if task_split(t) == "long"]
+    if not long:
+        return "No long questions in the manifest."
+
+    def spread(values: list[int]) -> str:
+        return f"{statistics.median(values):g} ({min(values)}–{max(values)})"
+
+    lines = [_row(["long questions", "parts", "clues (median, range)", "chained clues (`module_of`)",
+                   "sim/perfect tool calls at build (median, range)", "budget"]),
+             _row(["---:", "---:", "---:", "---:", "---:", "---:"]),
+             _row([_n(len(long)), spread([int(t.settings["n_parts"]) for t in long]),
+                   spread([int(t.settings["n_clues"]) for t in long]),
+                   spread([t.settings["clue_kinds"].count("module_of") for t in long]),
+                   spread([t.oracle_steps for t in long]), spread([t.budget for t in long])])]
+    return "\n".join(lines)
+
+
 def question_table(task: TaskSpec, hidden: dict[str, Any], docs: tuple[Any, ...] | list[Any]) -> str:
     """One question: its answer, and per clue its text, evidence document and the entities it fits."""
     titles = {d.id: d.title for d in docs}
@@ -95,7 +117,9 @@ def block(name: str, arg: str | None = None) -> str:
     if name == "documents" and arg is None:
         return documents_table(_documents())
     if name == "questions" and arg is None:
-        return questions_table(_tasks())
+        return questions_table([t for t in _tasks() if task_split(t) == "short"])
+    if name == "long" and arg is None:
+        return long_table(_tasks())
     if name == "question" and arg is not None:
         task = next((t for t in _tasks() if t.task_id == arg), None)
         if task is None:

@@ -8,7 +8,9 @@ Clue kinds (each clue's evidence is one document, every clue of a question a dif
 - ``param``: the entity's signature (first line of its docstring document) has a given parameter;
 - ``module``: the entity is defined in the module whose docstring begins with a given quote;
 - ``changelog``: a changelog item of a given project, released in a given year, names it in code;
-- ``page``: a given project's documentation page names it in code (or an ``auto*`` directive).
+- ``page``: a given project's documentation page names it in code (or an ``auto*`` directive);
+- ``module_of`` (the long split, ``long.py``): it is defined in the module that defines the answer
+  to an earlier part of the question (met as ``module`` is, once that answer's module is known).
 
 "Names it" means its last name component appears as an identifier inside a code span
 (````x```` / ```x```, roles included) or an ``.. auto*::`` directive, never as a plain word.
@@ -38,6 +40,7 @@ TEMPLATES = {
     "page": 'the {a} documentation page titled "{b}" names it in code',
     "item_terms": 'one of its changelog items uses the words "{a}" and "{b}"',
     "item_names": 'one of its changelog items names "{a}" in code',
+    "module_of": "it is defined in the module that defines the answer to part {a}",  # long split: a chained clue
 }
 RELEASE_KINDS = ("item_terms", "item_names")  # clues about a release (answer: "project version")
 HEAD_KINDS = ("terms", "param", *RELEASE_KINDS)  # clues searched first, without a candidate
