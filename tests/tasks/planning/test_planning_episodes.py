@@ -92,6 +92,7 @@ def test_simlm_and_the_tools_never_open_a_file(tasks: list, monkeypatch: pytest.
         monkeypatch.setattr(pathlib.Path, name, guard(getattr(pathlib.Path, name)))
     env, _ = play(task, env=env)
     env.execute(ToolCall("check", {}))
+    monkeypatch.undo()  # scoring reads params.yaml (the diagnostics' rule): outside the agent's reach
     assert opened == [] and score_events(env.verifier.events, task)["success"]
 
 

@@ -18,7 +18,7 @@ from pushbench.tasks.base import TaskSpec
 from pushbench.tasks.planning import rules
 from pushbench.tasks.planning.pages import brief_line, product_page
 from pushbench.tasks.planning.render import free_nights, line
-from pushbench.tasks.planning.texts import clock, money, parse_clock
+from pushbench.tasks.planning.texts import clock, money, parse_clock, profile_lines
 from pushbench.tasks.planning.world import CITIES, DISTRICTS, World, route_minutes, shipping_days
 from pushbench.tools.base import Environment, Observation, PreconditionError, ToolError, tool
 from pushbench.verifier import Verifier
@@ -139,8 +139,6 @@ class PlanningEnv(Environment):
         u = self.world.users[self.s["user"]]
         head = f"user {u.id} | {u.name} | lives in {u.city} | today is {self.world.today}"
         if self.s.get("profile"):  # a long task's standing preferences (long.py)
-            from pushbench.tasks.planning.long import profile_lines
-
             return Observation("\n".join([head, *profile_lines(self.s)]))
         return Observation(head)
 

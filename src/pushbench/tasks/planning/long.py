@@ -5,7 +5,7 @@ A long task is a shopping task (same world, tools, rules and verifier as the sho
 cart of ``items`` products from different categories, with quantities, a budget after coupons for
 the whole cart and delivery by a date. Its ``profile`` requirements (an excluded brand or shipping
 city, the delivery date) are not in the task text: the text lists their ids and says they are in
-the user's profile, and ``user_info`` states them (``profile_lines``). So what the first lookups
+the user's profile, and ``user_info`` states them (``texts.profile_lines``). So what the first lookups
 show decides the last actions: which products may go in the cart, which coupons bring the total
 under the budget, and the cart itself (what was added 40 actions ago).
 
@@ -39,12 +39,6 @@ OBJECTIVE = (
     "(user_info). Use search (catalog products; filters category, brand, colour, size, min_price, max_price, "
     "min_rating; sort; pages), details, user_info, coupons, route, add, remove, apply_coupon, remove_coupon "
     "and check. You have {budget} actions.")
-
-
-def profile_lines(settings: dict[str, Any]) -> list[str]:
-    """What user_info adds for a long task: the profile's requirements, one line each."""
-    return ["standing preferences (each counts as the requirement it names):",
-            *(f"- {p['id']}: {p['text']}" for p in settings.get("profile", []))]
 
 
 def objective(settings: dict[str, Any], budget: int) -> str:

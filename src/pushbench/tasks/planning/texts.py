@@ -142,3 +142,9 @@ def day_slots(day: int, days: int, arrive: int, depart: int) -> list[tuple[int, 
             continue
         out.append((start, kind))
     return out
+
+
+def profile_lines(settings: dict[str, Any]) -> list[str]:
+    """What user_info adds for a long task: the profile's requirements, one line each."""
+    return ["standing preferences (each counts as the requirement it names):",
+            *(f"- {p['id']}: {p['text']}" for p in settings.get("profile", []))]
