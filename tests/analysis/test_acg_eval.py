@@ -150,3 +150,15 @@ def test_figures_draw_one_panel_per_family_and_model() -> None:
     assert fig.axes[0].get_title() == "corpus" and len(fig.axes) == 4 and "SimLM" in fig._suptitle.get_text()
     fig = plot_length(ev.length_curves(episodes))
     assert len(fig.axes) == 4 and len(fig.axes[0].lines) == 2
+
+
+def test_progress_is_each_familys_graded_measure() -> None:
+    rows = pd.DataFrame([
+        {"family": "planning", "valid_count": 0, "target": 1, "requirement_pass_rate": 0.75, "parts_correct": None},
+        {"family": "corpus", "valid_count": 0, "target": 1, "requirement_pass_rate": None, "parts_correct": 0.25},
+        {"family": "corpus", "valid_count": 1, "target": 1, "requirement_pass_rate": None, "parts_correct": None},
+        {"family": "sweissues", "valid_count": 2, "target": 4, "requirement_pass_rate": None, "parts_correct": None},
+        {"family": "sweissues", "valid_count": 5, "target": 4, "requirement_pass_rate": None, "parts_correct": None},
+    ])
+    assert ev.progress_share(rows).tolist() == [0.75, 0.25, 1.0, 0.5, 1.0]  # a short question: accepted
+    assert ev.progress_share(rows.drop(columns=["parts_correct"])).tolist() == [0.75, 0.0, 1.0, 0.5, 1.0]

@@ -22,6 +22,9 @@ SETTING = ["family", "model"]
 GROUP = [*SETTING, "memory"]
 # each family's task structure (Fig. 2): the scored rows' columns (the families' episode_metrics)
 STRUCTURE = {"planning": ["planning_kind", "level"], "corpus": ["n_clues"], "sweissues": ["n_hunks"]}
+# each family's graded measure where success is all or nothing (a long task's): the share of the
+# requirements that hold (planning's cart), of the parts answered right (corpus); else items accepted
+PROGRESS = {"planning": "requirement_pass_rate", "corpus": "parts_correct"}
 Z95 = 1.959963984540054
 MIN_SEGMENT_TASKS = 30  # Fig. 3 keeps a length segment only if it holds this many tasks (App. B.3)
 
@@ -193,11 +196,21 @@ def cost_table(episodes: pd.DataFrame) -> pd.DataFrame:
     return ordered(table)
 
 
-def progress_table(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Per family and model, each method's progress as a column: the task mean of the share of the
-    target accepted (accepted items / target, at most 1), graded where success is at the floor."""
+def progress_share(episodes: pd.DataFrame) -> pd.Series:
+    """Each episode's progress in [0, 1]: its family's graded measure (``PROGRESS``), else the share
+    of the target accepted (accepted items / target, at most 1)."""
     share = (episodes.valid_count / episodes.target.where(episodes.target > 0)).clip(upper=1.0)
-    per_task = episodes.assign(progress=share).groupby([*GROUP, "task_id"], sort=True).progress.mean()
+    for family, column in PROGRESS.items():
+        if column in episodes:  # a short task has no graded measure (corpus) or the same verdict (planning)
+            graded = (episodes.family == family) & episodes[column].notna()
+            share = share.where(~graded, episodes[column].astype(float))
+    return share
+
+
+def progress_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Per family and model, each method's progress as a column: the task mean of ``progress_share``,
+    graded where success is at the floor."""
+    per_task = episodes.assign(progress=progress_share(episodes)).groupby([*GROUP, "task_id"], sort=True).progress.mean()
     return ordered(by_method(per_task.groupby(GROUP).mean().reset_index(), "progress"))
 
 
@@ -250,5 +263,5 @@ def deltas_vs_full(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.Da
 
 
 __all__ = ["FAMILIES", "MIN_SEGMENT_TASKS", "STRUCTURE", "average_table", "cost_table", "deltas_vs_full",
-           "eval_rows", "length_bands", "length_curves", "matched", "progress_table", "progress_takeaway",
+           "eval_rows", "length_bands", "length_curves", "matched", "progress_share", "progress_table", "progress_takeaway",
            "seed_table", "shared_families", "structure_table", "success_table"]

@@ -17,6 +17,7 @@ import pandas as pd
 
 from pushbench.analysis import stats
 from pushbench.analysis.acg import METHODS
+from pushbench.analysis.acg_eval import progress_share
 
 PROOF_WINDOW = 8_000  # tokens: the window the sensitivity proof trims the perfect reader's transcript to
 SOLVED = 0.95  # sim/perfect with an unlimited window must succeed on at least this share
@@ -94,10 +95,10 @@ def sweep_table(episodes: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataF
 
 
 def _progress(group: pd.DataFrame) -> float:
-    """The task mean of the share of the target reached (accepted items / target, at most 1): the
-    graded measure where success is at the floor (a backlog's issues accepted, of 3-4)."""
-    share = (group.valid_count / group.target.where(group.target > 0)).clip(upper=1.0)
-    return float(share.groupby(group.task_id).mean().mean())
+    """The task mean of each episode's progress (``acg_eval.progress_share``: a backlog's issues
+    accepted, a cart's requirements met, a question's parts answered right), graded where success
+    is at the floor."""
+    return float(progress_share(group).groupby(group.task_id).mean().mean())
 
 
 def pivot_sweep(table: pd.DataFrame, profile: str, value: str = "success") -> pd.DataFrame:
