@@ -50,14 +50,23 @@ show_table(sensitivity)
 print(w.sensitivity_takeaway(sensitivity))
 
 # %% [markdown]
-# **Reading it against the paper.** The split is memory-bound by construction: a SWE backlog's
-# decisions need the test report of the run just before each edit (whether the edit repaired a
-# hunk shows only there; `tasks/sweissues/README.md`). At 8k tokens one hunk's work (that run, a
-# search, a file page, the edit, the run after it) no longer fits beside the task, so every memory
-# fails with the trimmed reader: what the next decision needs is a whole test report, and ACG's
-# view at 8k holds at most a quarter of the window (the trigger table), where that report competes
-# with every other issue's evidence. The paper's ACG wins on long executions; on this split no
-# memory reaches the perfect reader's unlimited success at 8k, ACG included.
+# **Reading it against the paper.** Each split is memory-bound by construction, and at 8k no
+# memory brings the perfect reader back, ACG included; the paper's ACG wins on long executions.
+# Why each family fails at 8k:
+# - planning: the cart is built over ~40 actions, and what the reader added 30 actions ago has left
+#   an 8k window. The memories quote what tool results showed (products, the profile), never the
+#   reader's own edits, so it re-adds what it no longer recalls adding and never submits; a ~2k-token
+#   product page also leaves little room beside a view (`tasks/planning/README.md`).
+# - corpus: a question's later parts are searched in "the module that defines the answer to part
+#   1" (or 2), and all 8 answers are given at once at the end, so what the first searches found is
+#   needed some 40 actions later. A part counts as found only while the evidence that found it is
+#   recalled; at 8k it has left the window, the part is searched again, and the budget runs out.
+#   ACG's view at 8k holds a quarter of the window, too little beside 20-hit result pages
+#   (`tasks/corpus/README.md`).
+# - sweissues: a backlog's decisions need the test report of the run just before each edit
+#   (whether the edit repaired a hunk shows only there; `tasks/sweissues/README.md`). At 8k one
+#   hunk's work (that run, a search, a file page, the edit, the run after it) no longer fits beside
+#   the task, and ACG's view competes with every other issue's evidence.
 
 # %% [markdown]
 # ## When each memory acts, per window
@@ -73,8 +82,9 @@ show_table(triggers.drop_duplicates("memory")[["memory", "rule"]])
 # %% [markdown]
 # ## The window sweep: success and progress per window
 # Success per family and memory (rows) at each window (columns), for `sim/perfect` (the reference
-# reader) and `sim/base`; where success sits at the floor, *progress* (the share of the target
-# accepted: a backlog's issues, a trip's days) is the measure that can still move.
+# reader) and `sim/base`; where success sits at the floor, *progress* (a cart's requirements met,
+# a question's parts answered right, a backlog's issues accepted) is the measure that can still
+# move.
 
 # %%
 sweep = w.sweep_table(episodes, n_resamples, seed)
@@ -88,14 +98,16 @@ for profile, value in w.SWEEP_PANELS:
 
 # %% [markdown]
 # **Why the shapes differ from the paper's.** `summary` condenses at its own fixed trigger
-# whatever the window (the trigger table above), so even the perfect reader loses the report of
-# the run before an edit once a condensation falls between them: it is the one memory that fails
-# with an unlimited window. `acg` gives part of the window to its decision view, so its recent
-# turns are shorter than `full`'s at the same window; where the needed fact is a recent turn (as
-# here) that costs more than the view gives back, which is why it trails `full` at the middle
-# windows and ties it once the whole hunk fits. The calibrated profiles (`sim/base`) give up long
-# before a window matters (`tasks/sweissues/README.md`: patience counts steps without recalled
-# progress), so their success is at the floor at every window and only progress moves.
+# whatever the window (the trigger table above), so even the perfect reader loses what a later step
+# needs once a condensation falls between them (a SWE run's report before an edit, a planning
+# cart's earlier adds, a corpus part's evidence): it is the one memory that fails with an unlimited
+# window. `acg` gives part of the window to its decision view, so its recent turns are shorter than
+# `full`'s at the same window; where the needed fact is a recent turn (sweissues) that costs more
+# than the view gives back, so it trails `full` at the middle windows and ties it once the whole
+# hunk fits. On planning no memory helps the perfect reader below an unlimited window (see the
+# sensitivity reading above). The calibrated profiles (`sim/base`) fail every long task at every
+# window (`10-acg-long` says why per family), so only progress moves: on corpus it grows with the
+# window for most memories, and on planning and sweissues it stays near zero.
 
 # %% [markdown]
 # ## Evidence recall per window (no model)

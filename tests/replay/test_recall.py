@@ -285,3 +285,17 @@ def test_the_stage_gives_the_same_result_in_chunks_and_processes(tmp_path: Path)
         merged = merge(3000, memories, parts)
         assert merged.decisions == whole.decisions and merged.episodes == whole.episodes == 4
     assert whole.decisions
+
+
+def test_the_sweep_replays_the_named_models_full_transcript_episodes(tmp_path: Path) -> None:
+    from pushbench.replay.recall.__main__ import planned, sampled_ids
+
+    rows = [EpisodeRow(f"t{t}|standard|{memory}|{model}|native|s0", "planning", f"t{t}", "standard", memory, model,
+                       "native", 0, 1, 100, 1, 1, 1)
+            for t in range(4) for model in ("sim/base", "sim/perfect") for memory in ("acg", "full")]
+    (tmp_path / "episodes.jsonl").write_text("".join(row_line(r) for r in rows), encoding="utf-8")
+    assert sampled_ids(tmp_path, 4) == [r.episode_id for r in rows if r.model == "sim/base" and r.memory == "acg"]
+    assert sampled_ids(tmp_path, 4, "sim/perfect", "full") == [f"t{t}|standard|full|sim/perfect|native|s0" for t in range(4)]
+    settings = {"runs": ["a"], "budget": 4000, "episodes": 60,
+                "sweep": {"runs": ["b"], "budgets": [8000, 16000], "episodes": 4, "model": "sim/perfect"}}
+    assert planned(settings) == [("a", 4000, 60, None), ("b", 8000, 4, "sim/perfect"), ("b", 16000, 4, "sim/perfect")]

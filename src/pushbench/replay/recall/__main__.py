@@ -22,8 +22,12 @@ from pushbench.log.rows import read_episodes
 from pushbench.replay.recall import BUCKETS, RecallResult, run_recall
 
 
-def sampled_ids(run_dir: Path, episodes: int) -> list[str]:
-    ids = sorted(row.episode_id for row in read_episodes(run_dir / EPISODES))
+def sampled_ids(run_dir: Path, episodes: int, model: str | None = None, memory: str | None = None) -> list[str]:
+    """Every k-th episode id (``episodes`` in all), of the episodes with ``model`` and ``memory``
+    if named. Ids sort by task first, so a stride that is a multiple of the conditions per task
+    picks one condition's episodes: the sample spreads over tasks, not conditions."""
+    ids = sorted(row.episode_id for row in read_episodes(run_dir / EPISODES)
+                 if (model is None or row.model == model) and (memory is None or row.memory == memory))
     stride = max(1, math.ceil(len(ids) / max(1, episodes)))
     return ids[::stride][:episodes]
 
@@ -77,12 +81,17 @@ def merge(budget: int, memories: list[str], parts: list[RecallResult]) -> Recall
     return out
 
 
-def planned(settings: dict) -> list[tuple[str, int, int]]:
-    """(run, budget, episodes) for every replay: ``runs`` at ``budget``, and the window sweep's
-    ``sweep.runs`` at each of ``sweep.budgets`` (the same episodes at every budget)."""
-    out = [(run, int(settings["budget"]), int(settings["episodes"])) for run in settings["runs"]]
+Replay = tuple[str, int, int, "str | None"]  # run, budget, episodes, the model whose traces (None: any)
+
+
+def planned(settings: dict) -> list[Replay]:
+    """(run, budget, episodes, model) for every replay: ``runs`` at ``budget``, and the window
+    sweep's ``sweep.runs`` at each of ``sweep.budgets``: the same episodes at every budget, those of
+    ``sweep.model`` with the full transcript (the reference reader's traces reach every decision)."""
+    out: list[Replay] = [(run, int(settings["budget"]), int(settings["episodes"]), None) for run in settings["runs"]]
     sweep = settings.get("sweep") or {}
-    out += [(run, int(budget), int(sweep["episodes"])) for run in sweep.get("runs", ()) for budget in sweep["budgets"]]
+    out += [(run, int(budget), int(sweep["episodes"]), sweep.get("model"))
+            for run in sweep.get("runs", ()) for budget in sweep["budgets"]]
     return out
 
 
@@ -91,12 +100,12 @@ def main(workers: int | None = None) -> Path:
     memories = list(settings["memories"])
     plan = planned(settings)
     jobs = []
-    for run, budget, episodes in plan:
-        ids = sampled_ids(config.RUNS / run, episodes)
+    for run, budget, episodes, model in plan:
+        ids = sampled_ids(config.RUNS / run, episodes, model, "full" if model else None)
         jobs += [(config.RUNS / run, ids[i: i + CHUNK], memories, budget) for i in range(0, len(ids), CHUNK)]
     results = recall_jobs(jobs, workers or int(config.params("run.workers")))
     rows: list[dict] = []
-    for run, budget, _ in plan:
+    for run, budget, _, _ in plan:
         parts = [result for job, result in zip(jobs, results) if job[0] == config.RUNS / run and job[3] == budget]
         spec = config.params(f"experiments.{run}")
         rows += rows_of(run, spec["family"], merge(budget, memories, parts), spec.get("split", "short"))
