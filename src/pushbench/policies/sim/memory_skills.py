@@ -59,7 +59,7 @@ def offered(tools: list[dict[str, Any]]) -> bool:
 
 
 # --- reading what memory and the transcript say ----------------------------------------------
-def _this_step(messages: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str, list[str]]:
+def this_step(messages: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str, list[str]]:
     """The last external call, its result text, and the memory tools called since then."""
     since: list[str] = []
     for i in range(len(messages) - 1, -1, -1):
@@ -76,13 +76,20 @@ def _this_step(messages: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, s
     return None, "", since
 
 
-def _block(messages: list[dict[str, Any]]) -> str | None:
+def is_warned(messages: list[dict[str, Any]]) -> bool:
+    """Is the newest message memgpt's memory-pressure warning?"""
+    return bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
+
+
+def memgpt_block(messages: list[dict[str, Any]]) -> str | None:
+    """The text of memgpt's ``progress`` core block in the system prompt, if it has one."""
     system = str(messages[0].get("content") or "") if messages else ""
     m = PROGRESS_BLOCK.search(system)
     return m.group(1) if m else None
 
 
-def _archive_size(messages: list[dict[str, Any]]) -> int:
+def archive_size(messages: list[dict[str, Any]]) -> int:
+    """How many passages memgpt's archival store holds, as its system prompt states."""
     m = ARCHIVE_SIZE.search(str(messages[0].get("content") or "")) if messages else None
     return int(m.group(1)) if m else 0
 
@@ -175,10 +182,10 @@ def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
     if goal is None or not is_item_mind(mind):
         return mind.act(messages, tools)
     step = external_step(mind.reader)
-    ext, result, since = _this_step(messages)
+    ext, result, since = this_step(messages)
     call_id = f"call_{step}_m{len(since) + 1}"
     follow = mind.profile.follow_guidance
-    warned = bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
+    warned = is_warned(messages)
     noted = any(n.startswith("core_memory") for n in since)
     name = (ext or {}).get("name")
     fresh_result = result.startswith(("submit:", "status:"))
@@ -190,7 +197,7 @@ def act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) 
         if ids:
             return _call("archival_memory_insert", {"content": submitted_note(ids)}, call_id)
     turn = mind.act(messages, tools)
-    if (turn.call is not None and turn.call.name == "submit" and _archive_size(messages) > 0
+    if (turn.call is not None and turn.call.name == "submit" and archive_size(messages) > 0
             and "archival_memory_search" not in since
             and stable_uniform(mind.seed, "mem-search", step) < follow):
         ids = _submitted_ids({"arguments": turn.call.arguments})
@@ -216,7 +223,7 @@ def _progress_note(mind: Any, messages: list[dict[str, Any]], target: int, name:
     rs, facts = mind.kinds, mind.reader.facts
     recalled, _ = _recall(mind)
     kind, aux = facts.array("kind"), facts.array("aux")
-    block = _block(messages) or ""
+    block = memgpt_block(messages) or ""
     believed = mind._believed_count(recalled, kind, aux)
     if name == "status" and (m := rs.STATUS_LINE.match(result)):
         count = int(m.group(1))  # the verified count, just read
@@ -286,15 +293,15 @@ def _unit_act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, A
     if not target:
         return mind.act(messages, tools)
     step = external_step(mind.reader)
-    ext, result, since = _this_step(messages)
+    ext, result, since = this_step(messages)
     call_id = f"call_{step}_m{len(since) + 1}"
     follow = mind.profile.follow_guidance
-    warned = bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
+    warned = is_warned(messages)
     noted = any(n.startswith("core_memory") for n in since)
     fresh_result = result.startswith(("submit ", "status:"))
     if not noted and (warned or fresh_result) and stable_uniform(mind.seed, "mem-note", step) < follow:
         new = "\n".join(_unit_notes(mind, target))
-        block = _block(messages)
+        block = memgpt_block(messages)
         if block:
             return _call("core_memory_replace", {"label": "progress", "old_content": block, "new_content": new}, call_id)
         return _call("core_memory_append", {"label": "progress", "content": new}, call_id)
@@ -303,7 +310,7 @@ def _unit_act(mind: Any, messages: list[dict[str, Any]], tools: list[dict[str, A
             and stable_uniform(mind.seed, "mem-archive", step) < follow):
         return _call("archival_memory_insert", {"content": submitted_note([unit])}, call_id)
     turn = mind.act(messages, tools)
-    if (turn.call is not None and turn.call.name == "submit" and _archive_size(messages) > 0
+    if (turn.call is not None and turn.call.name == "submit" and archive_size(messages) > 0
             and "archival_memory_search" not in since and stable_uniform(mind.seed, "mem-search", step) < follow):
         unit = _unit_of({"arguments": turn.call.arguments})
         if unit:

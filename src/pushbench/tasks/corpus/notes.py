@@ -24,10 +24,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from pushbench.guidance import WARNING_CUE, note_facts, pending_note, read_note
+from pushbench.guidance import note_facts, pending_note, read_note
 from pushbench.policies.base import Turn, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import stable_uniform
-from pushbench.policies.sim.memory_skills import _archive_size, _block, _this_step
+from pushbench.policies.sim.memory_skills import archive_size, is_warned, memgpt_block, this_step
 from pushbench.tasks.corpus.reader import HEAD_KINDS, clue_query
 
 if TYPE_CHECKING:
@@ -86,10 +86,10 @@ def _serves_head(call: dict[str, Any] | None, plan: "Plan") -> bool:
 def due_memory_call(seed: int, follow: float, plan: "Plan", queries: list[str], messages: list[dict[str, Any]],
                     step: int) -> Turn | None:
     """A note to write now (progress block, archive), or None."""
-    _, _, since = _this_step(messages)
+    _, _, since = this_step(messages)
     call_id = f"call_{step}_m{len(since) + 1}"
-    warned = bool(messages) and str(messages[-1].get("content") or "").startswith(WARNING_CUE)
-    block = _block(messages)
+    warned = is_warned(messages)
+    block = memgpt_block(messages)
     text = "\n".join(notes(plan, queries, block or ""))
     if not text:
         return None
@@ -109,9 +109,9 @@ def archive_first(seed: int, follow: float, plan: "Plan", action: tuple[str, Any
                   step: int) -> Turn | None:
     """Before a head clue's search: search the archive for it (when it holds passages), or None."""
     name, args = action
-    _, _, since = _this_step(messages)
+    _, _, since = this_step(messages)
     if (name == "search" and _serves_head({"name": name, "arguments": json.dumps(args)}, plan)
-            and _archive_size(messages) > 0 and "archival_memory_search" not in since
+            and archive_size(messages) > 0 and "archival_memory_search" not in since
             and stable_uniform(seed, "mem-search", step) < follow):
         return _call("archival_memory_search", {"query": args["query"]}, f"call_{step}_m{len(since) + 1}")
     return None

@@ -24,14 +24,14 @@ from typing import Any
 from pushbench.guidance import CORE_BLOCK, WARNING_CUE, quoted
 from pushbench.policies.base import Turn, tool_call_message, turn_from_message
 from pushbench.policies.sim.attention import stable_uniform
-from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, _archive_size, _block, _this_step
+from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, archive_size, memgpt_block, this_step
 from pushbench.tasks.planning.planner import ADDED, COUPON_ON, ITEM
 
 
 def memory_turn(mind: Any, messages: list[dict[str, Any]], seen: list[tuple[int, str, int, int]], step: int,
                 action: str, args: dict[str, Any]) -> Turn | None:
     """A memory call due before ``action`` (the planner's next call), or None."""
-    ext, result, since = _this_step(messages)
+    ext, result, since = this_step(messages)
     call_id = f"call_{step}_m{len(since) + 1}"
     follow = mind.profile.follow_guidance
     warned = _warned(messages)
@@ -46,7 +46,7 @@ def memory_turn(mind: Any, messages: list[dict[str, Any]], seen: list[tuple[int,
                  if kind == ITEM and "line" in items.get(key, {})]
         if lines:
             return _call("archival_memory_insert", {"content": "\n".join(dict.fromkeys(lines))}, call_id)
-    if (action == "search" and _archive_size(messages) > 0 and "archival_memory_search" not in since
+    if (action == "search" and archive_size(messages) > 0 and "archival_memory_search" not in since
             and stable_uniform(mind.seed, "mem-search", step) < follow):
         words = [str(v) for k, v in sorted(args.items()) if k not in ("page", "sort", "requirement") and v]
         return _call("archival_memory_search", {"query": " ".join(words)[:400]}, call_id)
@@ -59,7 +59,7 @@ def _progress(mind: Any, messages: list[dict[str, Any]], seen: list[tuple[int, s
     held = [key.split("|")[0] for kind, key, _, _ in seen if kind in (ADDED, COUPON_ON)]
     keys = list(dict.fromkeys(k for k in ["user", *held] if k in recalled and "line" in items.get(k, {})))
     lines = [quoted(items[k]["line"]) for k in keys]
-    block = _block(messages) or ""
+    block = memgpt_block(messages) or ""
     limit = _limit(messages)
     while lines and len("\n".join(lines)) > limit:
         lines.pop(1 if len(lines) > 1 and keys[0] == "user" else 0)  # the oldest item goes first, the user stays
