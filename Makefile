@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
-.PHONY: install browser test repro bench fuzz real-smoke agents agents-grid clean-venv
+.PHONY: install browser test typecheck test-data repro bench fuzz real-smoke agents agents-grid clean-venv
 
 # uv installs the same pins as pip in about a third of the time (parallel downloads, bytecode compiled
 # in parallel); if it cannot run, pip does the install.
@@ -35,11 +35,16 @@ browser:  # the viewer's browser tests (only the test suite needs a browser)
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; }
 
 test: install browser
+	$(MAKE) --no-print-directory -j2 typecheck test-data  # one core each
+	$(PY) -m pytest -n 2 tests  # tests keep no state across workers: xdist may run any test on either one
+
+typecheck: install
 	$(PY) -m mypy  # src/ type-checks clean at the strictness pyproject.toml [tool.mypy] states
+
+test-data: install
 	test -d snapshots/src/requests || $(PY) -m pushbench.snapshots  # so snapshot-backed tests run, not skip
 	test -f data/corpus/documents.jsonl || $(PY) -m pushbench.tasks.corpus.build  # the corpus family's corpus
 	$(PY) -m pushbench.tasks.manifests  # the task manifests the agent-layer tests use (about 3 min cold: SWE-lite and sweissues re-run their tests)
-	$(PY) -m pytest -n 2 tests  # tests keep no state across workers: xdist may run any test on either one
 
 # The DVC pipeline with up to params run.stages stage commands at once (pushbench.pipeline: DVC decides
 # what is stale and writes dvc.lock; plain `dvc repro` runs the same stages one at a time, same bytes).

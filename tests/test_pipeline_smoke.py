@@ -56,6 +56,9 @@ def reduce(params: dict) -> dict:
         params["sweissues"].update(repos=["requests"], issues={1: 1, 2: 1, 3: 1})
         if "long" in params["sweissues"]:  # one long backlog, from one partition of the units
             params["sweissues"]["long"].update(tasks={"requests": 1}, partitions=1)
+    for family in ("planning", "corpus"):  # each long draw is played by sim/perfect at build time: two suffice
+        if "long" in params.get(family, {}):
+            params[family]["long"]["tasks"] = 2
     return params
 
 

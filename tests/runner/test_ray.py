@@ -233,20 +233,22 @@ def test_api_models_run_in_threaded_actors(cluster: str, sim_server: str, tmp_pa
 
 @pytest.mark.slow
 def test_api_model_episodes_on_ray_equal_in_process_simlm(cluster: str, sim_server: str, tmp_path: Path) -> None:
-    """The one loop on Ray's API actors: every memory on every family, as in-process SimLM
-    (tests/helpers/parity.py; the local executor and LangGraph cases are in test_parity.py)."""
+    """The one loop on Ray's API actors: every memory, as in-process SimLM, on two families (the
+    jailed SWE runs inside an actor; corpus, whose mind writes memory notes). Every family is
+    checked on the local executor and on LangGraph in test_parity.py (tests/helpers/parity.py)."""
     import parity
     from agentkit import data_missing
 
     if (reason := data_missing()) is not None:
         pytest.skip(reason)
-    grids = parity.grids("native")
+    families = ["swe", "corpus"]
+    grids = parity.grids("native", families)
     for grid in grids:
         run_grid(grid, tmp_path / "ray", workers=2, progress=False, wall_time=False, executor="ray", concurrency=3,
                  policy_options=parity.http_options(sim_server))
     parity.reference(grids, tmp_path / "local")
     ray_run, local = parity.contents(tmp_path / "ray"), parity.contents(tmp_path / "local")
-    assert sorted(ray_run) == sorted(local) and len(local) == 1 + len(parity.TASKS) * len(parity.MEMORY_NAMES)
+    assert sorted(ray_run) == sorted(local) and len(local) == 1 + len(families) * len(parity.MEMORY_NAMES)
     for name in local:
         assert ray_run[name] == local[name], name
     used = parity.exercised(tmp_path / "ray")
