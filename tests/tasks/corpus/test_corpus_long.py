@@ -5,6 +5,7 @@ transcript trimmed to an 8k-token window fails most of them (what it found early
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import statistics
@@ -84,10 +85,12 @@ def test_the_verifier_checks_every_part(long_tasks: list, corpus_hidden: dict) -
 
 
 def test_memory_sensitivity_through_the_cli(long_tasks: list, tmp_path: Path) -> None:
-    """Every long question: sim/perfect with full memory succeeds on >= 95%; sim/perfect@8k fails >= 50%."""
+    """Every long question: sim/perfect with full memory succeeds on >= 95%, each final transcript holding
+    at least ``min_transcript_tokens``; sim/perfect@8k fails >= 50%."""
     from typer.testing import CliRunner
 
     from pushbench.cli import app
+    from pushbench.tokens import count_message_tokens
 
     ids = ",".join(t.task_id for t in long_tasks)
     success = {}
@@ -99,5 +102,10 @@ def test_memory_sensitivity_through_the_cli(long_tasks: list, tmp_path: Path) ->
         rows = [json.loads(line) for line in (out / "scored.jsonl").read_text().splitlines()]
         assert len(rows) == len(long_tasks)
         success[model] = sum(bool(r["success"]) for r in rows) / len(rows)
+        if model == "sim/perfect":  # the build's bound holds in the CLI's runs: large observations, by need
+            tokens = [count_message_tokens(json.loads(gzip.decompress(f.read_bytes()))["messages"])
+                      for f in (out / "traces").glob("*.json.gz")]
+            assert len(tokens) == len(long_tasks)
+            assert min(tokens) >= config.params("corpus.long.min_transcript_tokens") >= 40000, sorted(tokens)
     assert success["sim/perfect"] >= 0.95, success
     assert 1 - success["sim/perfect@8k"] >= 0.5, success

@@ -11,10 +11,12 @@ fits, so each part stays unique. The answer names every part's object, in order,
 the end: what was found early is needed then.
 
 Length by need: per module a search and an open for its quote; per part a head search, the
-candidates' docstrings opened in turn, and a search and opens per changelog or page clue. Each
-question is played by sim/perfect at build time (``perfect.py``): it is kept only if answered
-correctly in [``min_oracle_steps``, ``max_oracle_fraction`` x budget] tool calls, the path
-``oracle_steps`` records.
+candidates' docstrings opened in turn, and a search and opens per changelog or page clue. A search
+shows its ``top_k`` (40) hits with their whole text, as a search API returning contents does: about
+3.5k tokens, most of a run's transcript. Each question is played by sim/perfect at build time
+(``perfect.py``): it is kept only if answered correctly in [``min_oracle_steps``,
+``max_oracle_fraction`` x budget] tool calls, the path ``oracle_steps`` records, with a final
+transcript of at least ``min_transcript_tokens``; the build fails when fewer than ``tasks`` pass.
 """
 
 from __future__ import annotations
@@ -33,21 +35,22 @@ OBJECTIVE = (
     "Find one Python API object (a function, class or method of {projects}) for each of the {m} parts "
     "below: the one that meets every clue of its part. Each clue is shown by a different document of "
     "the corpus; a clue may refer to the answer of an earlier part.\n{parts}\n"
-    "Use search(query) to find documents (the top {top_k}, each with its id, title and the start of its "
-    "text), get_document(doc_id, page) to read one, and answer(text, confidence) once, which ends the "
-    "episode: the {m} objects' dotted names in part order, separated by '; ' (like a.b.f; a.b.C.g), each "
+    "Use search(query) to find documents (the top {top_k}, each with its id, title and text, up to its "
+    "first {snippet_chars} characters), get_document(doc_id, page) to read one, and answer(text, "
+    "confidence) once, which ends the episode: the {m} objects' dotted names in part order, separated by '; ' (like a.b.f; a.b.C.g), each "
     "exactly as the title of its docstring document shows it, and your confidence from 0 to 1 that all "
     "are right. You have {budget} actions.")
 
 
-def objective_text(parts: list[list[str]], top_k: int, budget: int, projects: str) -> str:
+def objective_text(parts: list[list[str]], top_k: int, budget: int, projects: str, snippet_chars: int) -> str:
     lines, k = [], 0
     for p, clues in enumerate(parts, 1):
         lines.append(f"Part {p}:")
         for text in clues:
             k += 1
             lines.append(f"- clue:{k}: {text}")
-    return OBJECTIVE.format(projects=projects, m=len(parts), parts="\n".join(lines), top_k=top_k, budget=budget)
+    return OBJECTIVE.format(projects=projects, m=len(parts), parts="\n".join(lines), top_k=top_k, budget=budget,
+                            snippet_chars=f"{snippet_chars:,}")
 
 
 def module_question(cat: Catalogue, index: CorpusIndex, name: str, params: dict[str, Any], seed: int) -> Question | None:
@@ -96,14 +99,17 @@ def build(cat: Catalogue, index: CorpusIndex, params: dict[str, Any], seed: int,
         texts = [[o.clue.text() if o.clue.kind != "module" or p + 1 == first[modules[p]]
                   else Clue("module_of", str(first[modules[p]])).text() for o in q.clues]
                  for p, q in enumerate(parts)]
-        objective = objective_text(texts, top_k, budget, projects)
+        objective = objective_text(texts, top_k, budget, projects, int(params["snippet_chars"]))
         if any(names_answer(objective, q.entity) for q in parts):
             continue
         task = _task(len(tasks) + 1, modules, parts, texts, objective, params)
-        steps, correct = perfect_path(task.spec, task.hidden["valid"][0], index, set(task.hidden["evidence"].values()),
-                                      seed)
-        if correct and lo <= steps <= hi:
+        steps, correct, tokens = perfect_path(task.spec, task.hidden["valid"][0], index,
+                                              set(task.hidden["evidence"].values()), seed, int(hi))
+        if correct and lo <= steps <= hi and tokens >= int(params["min_transcript_tokens"]):
             tasks.append(BuiltTask(spec=task.spec.model_copy(update={"oracle_steps": steps}), hidden=task.hidden))
+    if len(tasks) < int(params["tasks"]):
+        raise RuntimeError(f"corpus long split: only {len(tasks)} of {params['tasks']} questions fit the perfect "
+                           "path's bounds; raise draws or loosen the settings")
     return tasks
 
 

@@ -1,40 +1,32 @@
 """The perfect reader's real path on a long question, measured at build time (``long.py``).
 
 SimLM's ``perfect`` profile (full recall, a noiseless reader) plays the question on its environment
-with the answer known to the build (the verifier's part), the messages a backend would give it
-(system prompt, objective, each call and its result). A long question is kept only if it answers
-correctly within ``max_oracle_fraction`` of the budget: the path that ``oracle_steps`` records.
+through the native backend (``run_native``: the standard controller, ``full`` memory, an unlimited
+window), with the answer known to the build (the verifier's part). A long question is kept only if
+it answers correctly within ``max_oracle_fraction`` of the budget and its final transcript holds at
+least ``min_transcript_tokens``: the path that ``oracle_steps`` records.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pushbench.backends.native import decode, system_prompt
-from pushbench.controllers import make_controller
-from pushbench.policies.sim import SimLM
 from pushbench.tasks.base import TaskSpec
-from pushbench.verifier import Verifier
 
 
-def perfect_path(spec: TaskSpec, valid: str, index: Any, evidence: set[str], seed: int) -> tuple[int, bool]:
-    """(tool calls spent, answered correctly) of sim/perfect on ``spec``."""
+def perfect_path(spec: TaskSpec, valid: str, index: Any, evidence: set[str], seed: int,
+                 max_steps: int | None = None) -> tuple[int, bool, int]:
+    """(tool calls spent, answered correctly, its final transcript's tokens) of sim/perfect on ``spec``,
+    stopped after ``max_steps`` calls: a longer path is not kept, and the mind reads its budget from
+    the objective, so a path that ends within them is the one the whole budget gives."""
+    from pushbench.backends.native import run_native
+    from pushbench.policies.sim import SimLM
+    from pushbench.registry import CONTROLLERS, MEMORIES
     from pushbench.tasks.corpus.env import CorpusEnv
+    from pushbench.tokens import count_message_tokens
+    from pushbench.verifier import Verifier
 
-    verifier = Verifier(spec.task_id, spec.target, {valid}.__contains__)
-    env = CorpusEnv(spec, verifier, index, evidence)
-    tools = env.schemas()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(make_controller("standard"))},
-                                      {"role": "user", "content": spec.objective}]
-    sim = SimLM("perfect")
-    for _ in range(spec.budget):
-        turn = sim.act(messages, tools, seed)
-        if turn.call is None:
-            return env.steps, False
-        messages.append(turn.message)
-        obs = env.execute(decode(turn.call))
-        messages.append({"role": "tool", "tool_call_id": turn.call.call_id, "content": obs.text})
-        if obs.done:
-            log = (obs.payload or {}).get("log", {})
-            return env.steps, bool(log.get("correct"))
-    return env.steps, False
+    played = spec.model_copy(update={"budget": min(spec.budget, max_steps or spec.budget)})
+    env = CorpusEnv(played, Verifier(spec.task_id, spec.target, {valid}.__contains__), index, evidence)
+    run = run_native(env, SimLM("perfect"), CONTROLLERS.make("standard"), MEMORIES.make("full"), seed)
+    return env.steps, env.verifier.valid_count >= spec.target, count_message_tokens(run.transcript)
