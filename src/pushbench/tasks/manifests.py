@@ -1,8 +1,14 @@
-"""Build every registered family's manifests (agent-visible) and hidden answers (verifier-only)."""
+"""Build every registered family's manifests (agent-visible) and hidden answers (verifier-only).
+
+``python -m pushbench.tasks.manifests`` builds the families ``run.workers`` at a time, each in its
+own process (the DVC pipeline has one stage per family instead).
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from pushbench import config
@@ -28,8 +34,13 @@ def build_family(name: str, data_root: Path | None = None, snapshot_root: Path |
 
 
 def build_all(families: list[str] | None = None, data_root: Path | None = None,
-              snapshot_root: Path | None = None) -> dict[str, list[TaskSpec]]:
-    return {name: build_family(name, data_root, snapshot_root) for name in (families or sorted(FAMILIES))}
+              snapshot_root: Path | None = None, jobs: int = 1) -> dict[str, list[TaskSpec]]:
+    names = families or sorted(FAMILIES)
+    if jobs <= 1 or len(names) == 1:
+        return {name: build_family(name, data_root, snapshot_root) for name in names}
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {name: pool.submit(build_family, name, data_root, snapshot_root) for name in names}
+        return {name: future.result() for name, future in futures.items()}
 
 
 USAGE = "usage: python -m pushbench.tasks.manifests [FAMILY ...]  (default: every family: {families})"
@@ -43,7 +54,8 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"error: unknown task family {unknown[0]!r}; known: {', '.join(sorted(FAMILIES))}", file=sys.stderr)
         return 2
-    for family, specs in build_all(argv or None).items():
+    jobs = int(config.params("run.workers"))
+    for family, specs in build_all(argv or None, jobs=jobs).items():
         print(f"{family}: {len(specs)} tasks")
     return 0
 
