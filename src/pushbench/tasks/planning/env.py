@@ -16,6 +16,7 @@ from typing import Any
 from pushbench.requirements import Requirement, requirement_argument, validate_origins
 from pushbench.tasks.base import TaskSpec
 from pushbench.tasks.planning import rules
+from pushbench.tasks.planning.changes import changed_world
 from pushbench.tasks.planning.pages import brief_line, product_page
 from pushbench.tasks.planning.render import free_nights, line
 from pushbench.tasks.planning.texts import clock, money, parse_clock, profile_lines
@@ -43,6 +44,7 @@ class PlanningEnv(Environment):
         self.lines: list[dict[str, Any]] = []
         self.page_size = int(self.s["page_size"])
         self.long = self.s.get("split") == "long"  # products listed briefly, their pages long (pages.py)
+        self.added: list[str] = []  # the products of the successful adds, in order (a change fires after the k-th)
 
     # --- requirements --------------------------------------------------------------------------
     def requirements(self) -> list[Requirement]:
@@ -184,6 +186,10 @@ class PlanningEnv(Environment):
         if x.stock == 0 or have + quantity > x.stock:
             raise PreconditionError(f"{x.id} has {x.stock} in stock; the cart would hold {have + quantity}.")
         self.cart[x.id] = have + quantity
+        self.added.append(x.id)
+        change = self.s.get("change")
+        if change and len(self.added) == change["after_adds"]:  # a long task's price rise (changes.py)
+            self.world = changed_world(self.world, change)
         return Observation(f"cart: added {quantity} x {x.id}; the cart holds {self.cart[x.id]} x {x.id}.")
 
     def _add_line(self, x: Any, day: int, start: str) -> Observation:

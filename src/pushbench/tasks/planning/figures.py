@@ -50,8 +50,8 @@ def _spread(values: list[int]) -> str:
 
 
 def long_table(tasks: list[TaskSpec]) -> str:
-    """The long split: tasks, products per cart, requirements (of them in the profile), page size and
-    sim/perfect's actions (checked at build time)."""
+    """The long split: tasks, products per cart, requirements (of them in the profile), page size, the
+    mid-episode price change (``changes.py``) and sim/perfect's actions (checked at build time)."""
     long = [t for t in tasks if task_split(t) == "long"]
     if not long:
         return "(no long split in this build)"
@@ -62,6 +62,9 @@ def long_table(tasks: list[TaskSpec]) -> str:
             ("profile requirement kinds", ", ".join(sorted({k for t in long for k in t.settings["requirement_kinds"]
                                                              if k in ("delivery", "exclude_brand", "exclude_origin")}))),
             ("search hits per page", _spread([int(t.settings["page_size"]) for t in long])),
+            ("a price rises after the agent's add number", _spread([int(t.settings["change"]["after_adds"]) for t in long])),
+            ("by (percent of the old price)", _spread([round(100 * (t.settings["change"]["to"] / t.settings["change"]["from"] - 1))
+                                                      for t in long])),
             ("sim/perfect's actions (median, range)", f"{steps[len(steps) // 2]} ({_spread(steps)})")]
     return "\n".join(["| the long split | value |", "| --- | ---: |", *(f"| {a} | {b} |" for a, b in rows)])
 

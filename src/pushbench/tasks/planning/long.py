@@ -9,11 +9,18 @@ the user's profile, and ``user_info`` states them (``texts.profile_lines``). So 
 show decides the last actions: which products may go in the cart, which coupons bring the total
 under the budget, and the cart itself (what was added 40 actions ago).
 
-Length by need: per product a search (``page_size`` hits a page, catalog lines of ~45 tokens) and
-an add, plus the profile, the routes of the shipping cities, the coupons and a check. Each task is
-played by sim/perfect at build time (``perfect_path``): it must succeed within
-``max_oracle_fraction`` of the budget and need at least ``min_oracle_steps`` actions, else the draw
-is discarded (the build fails when too few pass).
+A fact changes mid-episode (``changes.py``): after the agent's k-th add one product's price rises,
+unannounced (``settings.change``), so the cart planned from the first prices breaks: over the budget
+whatever coupons it takes, unless that product is swapped for a cheaper fitting one. Only a reader
+that checks the cart before submitting (``check`` shows today's prices) and repairs it succeeds.
+
+Length by need: per product a search (``page_size`` hits a page, catalog lines of ~45 tokens), its
+page and an add, plus the profile, the routes of the shipping cities, the coupons, a check and the
+repair. Each draw is played by sim/perfect at build time (``plant_change``): once without the change
+(its cart must break under the change) and once with it, which must succeed within
+``max_oracle_fraction`` of the budget, need at least ``min_oracle_steps`` actions and end with a
+transcript of at least ``min_transcript_tokens``, else the draw is discarded (the build fails when
+too few pass).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from dataclasses import asdict
 from typing import Any
 
 from pushbench.tasks.base import BuiltTask, TaskSpec
-from pushbench.tasks.planning import rules, shopping
+from pushbench.tasks.planning import changes, rules, shopping
 from pushbench.tasks.planning.texts import POINTER
 from pushbench.tasks.planning.world import CATEGORIES, World, WorldParams
 
@@ -81,7 +88,8 @@ def make_task(world: World, rng: random.Random, n_items: int, n_extra: int) -> d
 
 
 def build(world: World, wp: WorldParams, params: dict[str, Any], seed: int, tools: list[str]) -> list[BuiltTask]:
-    """The long tasks: seeded draws, each kept only when sim/perfect's path fits (``perfect_path``)."""
+    """The long tasks: seeded draws, each kept only with a change that breaks sim/perfect's first cart
+    and a repaired path that fits (``plant_change``)."""
     from pushbench.tasks.planning.texts import requirement_text
 
     long = params["long"]
@@ -108,21 +116,41 @@ def build(world: World, wp: WorldParams, params: dict[str, Any], seed: int, tool
                         budget=budget, tools=list(tools), oracle_steps=0, settings=settings,
                         predicate="+".join(sorted(set(kinds))))
         hidden = {"task_id": task_id, "requirements": reqs, "plan": task["plan"], "near_misses": task["near_misses"]}
-        path = perfect_path(spec, world, reqs)
-        if path is None or not (int(long["min_oracle_steps"]) <= path[0] <= float(long["max_oracle_fraction"]) * budget
-                                and path[1] >= int(long["min_transcript_tokens"])):
-            continue
-        steps = path[0]
-        out.append(BuiltTask(spec=spec.model_copy(update={"oracle_steps": steps}), hidden=hidden))
+        changed = plant_change(spec, world, reqs, long, random.Random(f"planning-long-change-{seed}-{task_id}"))
+        if changed is not None:
+            out.append(BuiltTask(spec=changed, hidden=hidden))
     if len(out) < int(long["tasks"]):
         raise RuntimeError(f"planning long split: only {len(out)} of {long['tasks']} tasks in {long['draws']} draws "
                            "fit the perfect path's bounds; raise draws or loosen the settings")
     return out
 
 
-def perfect_path(spec: TaskSpec, world: World, reqs: list[dict[str, Any]]) -> tuple[int, int] | None:
-    """sim/perfect's actions on the task (unlimited window, full memory) and its final transcript's
-    tokens, or None if it fails."""
+def _fits(path: dict[str, Any] | None, long: dict[str, Any]) -> bool:
+    budget = int(long["budget"])
+    return path is not None and int(long["min_oracle_steps"]) <= path["steps"] <= float(
+        long["max_oracle_fraction"]) * budget and path["tokens"] >= int(long["min_transcript_tokens"])
+
+
+def plant_change(spec: TaskSpec, world: World, reqs: list[dict[str, Any]], long: dict[str, Any],
+                 rng: random.Random) -> TaskSpec | None:
+    """The task with a price that changes mid-episode (``changes.py``), or None: sim/perfect's cart at
+    the first prices must break under the change, and sim/perfect must still solve the task with it
+    (re-checking and repairing) within the path's bounds."""
+    first = perfect_path(spec, world, reqs)
+    if first is None:
+        return None
+    for change in changes.candidates(world, spec.settings, reqs, first["plan"]["cart"], first["added"], rng):
+        trial = spec.model_copy(update={"settings": {**spec.settings, "change": change}})
+        path = perfect_path(trial, world, reqs)
+        if _fits(path, long) and changes.stale_breaks(world, spec.settings, reqs, first["plan"], change):
+            assert path is not None
+            return trial.model_copy(update={"oracle_steps": path["steps"]})
+    return None
+
+
+def perfect_path(spec: TaskSpec, world: World, reqs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """sim/perfect's run on the task (unlimited window, full memory): its actions, its final
+    transcript's tokens, the submitted plan and the products of its adds in order; None if it fails."""
     from pushbench.backends.native import run_native
     from pushbench.policies.sim import SimLM
     from pushbench.registry import CONTROLLERS, MEMORIES
@@ -132,5 +160,7 @@ def perfect_path(spec: TaskSpec, world: World, reqs: list[dict[str, Any]]) -> tu
 
     env = PlanningEnv(spec, Verifier(spec.task_id, 1, lambda item: False), world, reqs)
     run = run_native(env, SimLM("perfect"), CONTROLLERS.make("standard"), MEMORIES.make("full"), 1)
-    solved = env.verifier.valid_count >= spec.target  # the submitted cart passed the judge (no scoring code: a build input)
-    return (env.steps, count_message_tokens(run.transcript)) if solved else None
+    if env.verifier.valid_count < spec.target:  # the submitted cart failed the judge (no scoring code: a build input)
+        return None
+    return {"steps": env.steps, "tokens": count_message_tokens(run.transcript), "plan": env.plan(),
+            "added": list(env.added)}

@@ -17,6 +17,9 @@ In the long split (``long.py``) the user profile states requirements (``- req:K:
 ``user_info``), read as requirements where that result sits, and the objective names their ids
 only: an id it does not recall the text of sends it to ``user_info`` while it recalls no profile.
 A product listed briefly (no stock, no shipping city) is looked up with ``details`` before it is added.
+A price a later direct observation contradicts (the long split's mid-episode change) is a fact of its
+own, and the latest one recalled wins; a cart read long ago is checked before submitting and repaired
+when a raised price breaks the budget (``superseded.py``).
 
 Memories' outputs are read where they sit, as quotations (items, user profile and routes only, never
 edits, so nothing counts twice): a quoted block of a user message (ACG's decision view, the rolling
@@ -38,9 +41,9 @@ from pushbench.policies.base import Turn, text_message, tool_call_message, turn_
 from pushbench.policies.sim.attention import recalled_mask, stable_uniform
 from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, offered
-from pushbench.tasks.planning import notes, render
+from pushbench.tasks.planning import notes, render, superseded
 from pushbench.tasks.planning.planner import ShopPlanner, TripPlanner, _call_key, call_key
-from pushbench.tasks.planning.texts import POINTER, REQUIREMENT_LINE, parse_requirement
+from pushbench.tasks.planning.texts import POINTER, REQUIREMENT_LINE, parse_money, parse_requirement
 
 REQ, ITEM, QUERY, ADDED, REMOVED, COUPON_ON, COUPON_OFF, CHECKED, ROUTE = range(9)
 _TRIP = re.compile(r"^Plan a (\d+)-day trip from (\w+) to (\w+), (\S+) to (\S+),")
@@ -111,18 +114,24 @@ class PlanningMind(Mind):
             if head in _ITEM_PATTERNS:
                 kind, pattern = _ITEM_PATTERNS[head]
                 if m := pattern.match(ln):
-                    items[m.group(1)] = {"type": kind, "groups": m.groups(), "line": ln}
+                    items[m.group(1)] = superseded.observe(items, m.group(1), m.groups(), ln, quoted, facts, offset,
+                                                           step, state) if kind == "product" else \
+                        {"type": kind, "groups": m.groups(), "line": ln}
                     facts.add(ITEM, offset, step, m.group(1))
                     last_hotel = m.group(1) if kind == "hotel" else None
                 elif head == "P" and (m := render.PRODUCT_BRIEF.match(ln)):  # stock and city: on its page
                     if m.group(1) not in items:
                         items[m.group(1)] = {"type": "product", "groups": (*m.groups(), None, None), "line": ln}
+                    elif not quoted:  # a price it may have seen otherwise before (superseded.py)
+                        superseded.record(facts, offset, step, state, m.group(1), parse_money(m.group(6)))
                     facts.add(ITEM, offset, step, m.group(1))
             elif head == "-":  # a requirement the profile states (a long task's user_info)
                 if (m := REQUIREMENT_LINE.match(ln)) and (parsed := parse_requirement(m.group(2))):
                     state.setdefault("reqs", {})[m.group(1)] = parsed
                     facts.add(REQ, offset, step, m.group(1))
             elif head == " ":
+                if not quoted and content.startswith("check:"):  # the cart at today's prices
+                    superseded.check_line(ln, facts, offset, step, state)
                 if (m := render.FREE.match(ln)) and last_hotel:
                     items[last_hotel]["free"] = [d.strip() for d in m.group(1).split(",") if re.match(r"\d{4}-", d.strip())]
             elif head == "u":

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from pushbench.policies.sim.attention import stable_uniform
+from pushbench.tasks.planning import superseded
 from pushbench.tasks.planning.texts import day_slots, parse_clock, parse_money
 
 REQ, ITEM, QUERY, ADDED, REMOVED, COUPON_ON, COUPON_OFF, CHECKED, ROUTE = range(9)
@@ -63,13 +64,13 @@ class _Base:
 
 class ShopPlanner(_Base):
     def products(self) -> list[dict[str, Any]]:
-        out = []
+        out, prices = [], superseded.latest(self.seen)  # a later price it recalls supersedes the first
         for pid, item in self.items.items():
             if item["type"] == "product":
                 g = item["groups"]
                 brief = g[7] is None  # seen in a long task's result list only: its page shows stock and city
                 out.append({"id": pid, "category": g[1], "brand": g[2], "colour": g[3], "size": g[4],
-                            "price": parse_money(g[5]), "rating": int(round(float(g[6]) * 10)),
+                            "price": prices.get(pid, parse_money(g[5])), "rating": int(round(float(g[6]) * 10)),
                             "stock": 10**9 if brief else int(g[7]), "origin": "" if brief else g[8], "brief": brief})
         return out
 
@@ -107,9 +108,11 @@ class ShopPlanner(_Base):
             total = sum(products[p]["price"] * q * (1 + self.mind.noise(p, q)) for p, q in cart.items() if p in products)
             total -= sum(self._discount(c, products, cart) for c in coupons)
             if total > budget["max"]:
-                action = self._coupon(products, cart, coupons)
+                action = self._coupon(products, cart, coupons) or superseded.swap(self, products, cart)
                 if action is not None:
                     return action
+        if superseded.needs_recheck(self, cart):  # prices read long ago may have changed since
+            return "check", {}, ""
         return self.finish()
 
     def _wants(self, c: str, cart: dict[str, int], products: dict[str, Any]) -> dict[str, Any]:
