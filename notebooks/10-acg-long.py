@@ -7,8 +7,9 @@
 # **What is shown.** The same five methods as `09-acg-eval` (`full`, `summary`, `memgpt`,
 # `langgraph-store`, `acg`, standard controller, native backend) on the long-horizon tasks of the
 # three ACG families (`src/pushbench/tasks/*/README.md`, "Long-horizon split"): household orders
-# whose standing preferences sit only in the user's profile (planning), chained questions of 8
-# parts over two modules (corpus) and backlogs of 3-4 issues with hunks in different files
+# whose standing preferences sit only in the user's profile and one of whose prices rises
+# mid-episode (planning), chained questions of 8 parts over two modules whose searches show 40 hits
+# with their whole text (corpus) and backlogs of 3-4 issues with hunks in different files
 # (sweissues). A perfect reader needs a median of 40 or more of the 100 actions for each, and
 # what it saw early decides its late actions.
 # Each family runs the tasks listed in its `params.yaml` experiment (a cut of the split, to keep

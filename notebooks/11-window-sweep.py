@@ -56,13 +56,15 @@ print(w.sensitivity_takeaway(sensitivity))
 # - planning: the cart is built over ~40 actions, and what the reader added 30 actions ago has left
 #   an 8k window. The memories quote what tool results showed (products, the profile), never the
 #   reader's own edits, so it re-adds what it no longer recalls adding and never submits; a ~2k-token
-#   product page also leaves little room beside a view (`tasks/planning/README.md`).
+#   product page also leaves little room beside a view. And one price rises after an add: a reader
+#   must see the later price (a `check` shows it) and swap the product, or the cart is over budget
+#   (`tasks/planning/README.md`).
 # - corpus: a question's later parts are searched in "the module that defines the answer to part
 #   1" (or 2), and all 8 answers are given at once at the end, so what the first searches found is
 #   needed some 40 actions later. A part counts as found only while the evidence that found it is
 #   recalled; at 8k it has left the window, the part is searched again, and the budget runs out.
-#   ACG's view at 8k holds a quarter of the window, too little beside 20-hit result pages
-#   (`tasks/corpus/README.md`).
+#   ACG's view at 8k holds a quarter of the window, too little beside 40-hit result pages of about
+#   3.5k tokens (`tasks/corpus/README.md`).
 # - sweissues: a backlog's decisions need the test report of the run just before each edit
 #   (whether the edit repaired a hunk shows only there; `tasks/sweissues/README.md`). At 8k one
 #   hunk's work (that run, a search, a file page, the edit, the run after it) no longer fits beside
@@ -107,7 +109,9 @@ for profile, value in w.SWEEP_PANELS:
 # hunk fits. On planning no memory helps the perfect reader below an unlimited window (see the
 # sensitivity reading above). The calibrated profiles (`sim/base`) fail every long task at every
 # window (`10-acg-long` says why per family), so only progress moves: on corpus it grows with the
-# window for most memories, and on planning and sweissues it stays near zero.
+# window under `memgpt` and appears at 128k under `full` and `acg`; on planning and sweissues it
+# stays near zero. On corpus the perfect reader itself recovers at 32k only in part (`full`,
+# `memgpt`): two result pages fill most of an 8k window, and a 32k one holds a few searches.
 
 # %% [markdown]
 # ## Evidence recall per window (no model)
