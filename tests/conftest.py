@@ -28,6 +28,15 @@ from pushbench.verifier import Verifier
 
 from handmade import FIXTURE_FILES, FIXTURE_VALID, REPOS, make_spec, write_tree
 
+# The longest tests (minutes each, one test per module) are collected first, so that xdist starts
+# them at once on one worker while the other takes the short ones, rather than ending the run alone.
+SLOWEST_FIRST = ("tests/test_pipeline_smoke.py", "tests/test_adding_a_family.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOWEST_FIRST))  # stable: the rest keep their order
+
+
 # --------------------------------------------------------------------------- the fixture repo
 
 @pytest.fixture
