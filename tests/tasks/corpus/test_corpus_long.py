@@ -5,7 +5,6 @@ transcript trimmed to an 8k-token window fails most of them (what it found early
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import statistics
@@ -90,6 +89,7 @@ def test_memory_sensitivity_through_the_cli(long_tasks: list, tmp_path: Path) ->
     from typer.testing import CliRunner
 
     from pushbench.cli import app
+    from pushbench.log.traces import read_trace
     from pushbench.tokens import count_message_tokens
 
     ids = ",".join(t.task_id for t in long_tasks)
@@ -103,8 +103,7 @@ def test_memory_sensitivity_through_the_cli(long_tasks: list, tmp_path: Path) ->
         assert len(rows) == len(long_tasks)
         success[model] = sum(bool(r["success"]) for r in rows) / len(rows)
         if model == "sim/perfect":  # the build's bound holds in the CLI's runs: large observations, by need
-            tokens = [count_message_tokens(json.loads(gzip.decompress(f.read_bytes()))["messages"])
-                      for f in (out / "traces").glob("*.json.gz")]
+            tokens = [count_message_tokens(read_trace(f).transcript) for f in (out / "traces").glob("*.json.gz")]
             assert len(tokens) == len(long_tasks)
             assert min(tokens) >= config.params("corpus.long.min_transcript_tokens") >= 40000, sorted(tokens)
     assert success["sim/perfect"] >= 0.95, success
