@@ -22,7 +22,7 @@ def test_the_family_gets_its_own_mind(corpus_family: Any, corpus_tasks: list) ->
 def test_the_mind_imports_nothing_that_opens_answers() -> None:
     import ast
 
-    allowed = ("__future__", "json", "re", "typing", "numpy", "pushbench.guidance", "pushbench.policies.",
+    allowed = ("__future__", "functools", "json", "re", "typing", "numpy", "pushbench.guidance", "pushbench.policies.",
                "pushbench.tasks.corpus.reader", "pushbench.tasks.corpus.notes", "pushbench.tasks.corpus.mind",
                "pushbench.tasks.corpus.parts")
     here = Path(corpus_mind.__file__)

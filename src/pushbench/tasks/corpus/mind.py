@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np
@@ -196,6 +197,7 @@ class CorpusMind(Mind):
         return draw >= self.profile.false_negative if truth else draw < self.profile.false_positive
 
     @staticmethod
+    @lru_cache(maxsize=1 << 16)  # pure, and asked of every hit for every clue and candidate at each step
     def _fits_title(clue: Clue, title: str, candidate: str) -> bool:
         """Could a document with this title show the clue for the candidate? (what is worth opening)"""
         title = base_title(title)
@@ -285,6 +287,8 @@ class Plan:
                                         or (d[0] == "n" and d[1:] not in hit and d[1:] in self.docs.keys() | self.noted.keys())))
         self.hits = [d for d in self.order if d in self.docs]
         self.opened = {d for d in seen[DOC] if d in self.docs}
+        self._met: dict[tuple[Clue, str], bool] = {}
+        self._modules: dict[str, str] | None = None
         self.module = module or self._module()
 
     def _module(self) -> str | None:
@@ -341,16 +345,25 @@ class Plan:
                     next((year for name, year in self.noted.values() if name == candidate and year), None))
 
     def candidate_module(self, candidate: str) -> str | None:
-        for doc_id in self.hits + sorted(self.opened):
-            entry = self.docs[doc_id]
-            m = DOCSTRING_TITLE.match(base_title(entry["title"]))
-            if m and m.group(1) == candidate:
-                found = _MODULE_IN.search(" ".join(entry.get("pages", {}).values()) or entry["snippet"])
-                if found:
-                    return found.group(1)
-        return None
+        """The module named by the first document (hits, then opened) of the candidate's docstring
+        that shows a ``module:`` line; one pass over a plan's documents, fixed for its step."""
+        if self._modules is None:
+            self._modules = {}
+            for doc_id in self.hits + sorted(self.opened):
+                entry = self.docs[doc_id]
+                m = DOCSTRING_TITLE.match(base_title(entry["title"]))
+                if m and m.group(1) not in self._modules:
+                    found = _MODULE_IN.search(" ".join(entry.get("pages", {}).values()) or entry["snippet"])
+                    if found:
+                        self._modules[m.group(1)] = found.group(1)
+        return self._modules.get(candidate)
 
     def met(self, clue: Clue, candidate: str) -> bool:
+        if (clue, candidate) not in self._met:
+            self._met[clue, candidate] = self._is_met(clue, candidate)
+        return self._met[clue, candidate]
+
+    def _is_met(self, clue: Clue, candidate: str) -> bool:
         if clue.kind in ("module", "module_of"):
             return self.module is not None and self.candidate_module(candidate) == self.module
         return any(self.mind._reads(clue, d, candidate) for d in sorted(self.opened)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 WORD = re.compile(r"[a-z][a-z]{3,}")
 _CODE = re.compile(r"`+([^`\n]+)`+")
@@ -80,6 +81,7 @@ def short_name(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
+@lru_cache(maxsize=1 << 16)  # the mind asks for the same few hundred titles millions of times
 def base_title(title: str) -> str:
     return _PART.sub("", title)
 
