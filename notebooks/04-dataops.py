@@ -4,8 +4,10 @@
 # and the `sim/perfect` upper bound), not a real LLM: the numbers below are SimLM's, not the paper's.
 #
 # **What is shown.** Success on backlogs of checker-verified work units (N = 3, 5, 10, 20) for
-# the standard, verifier-gated and UnitQGP controllers on the native and LangGraph backends, and
-# the standard controller's memory baselines where they were run; then success by backlog size.
+# the standard, verifier-gated and UnitQGP controllers on the native backend, and the standard
+# controller's memory baselines where they were run; then success by backlog size. (SimLM decides
+# alike on LangGraph: its rows were exact copies of these, so since issue 30 the pipeline runs the
+# native backend only; `tests/backends/test_langgraph.py` checks the same episodes on both.)
 # The unit pass rate per unit type is written to `dataops_unit_types.md` (not shown: one row per
 # model, condition and unit type).
 #
@@ -72,7 +74,7 @@ show_table(by_n)
 # %% [markdown]
 # ## Figure 2
 # Success per model (weakest first) and condition (± task-bootstrap SD): colour is the controller,
-# `//` hatching a memory baseline, `..` the LangGraph backend. Look at the UnitQGP bars (green)
+# `//` hatching a memory baseline. Look at the UnitQGP bars (green)
 # against standard (grey) and gated (blue).
 
 # %%

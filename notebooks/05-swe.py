@@ -1,14 +1,15 @@
 # %% [markdown]
-# # QGP-SWE-lite — success by controller and backend (paper App. D.1)
+# # QGP-SWE-lite — success by controller (paper App. D.1)
 # **Model: SimLM**, the offline behavioural simulator (profiles `sim/mini`, `sim/base`, `sim/pro`),
 # not a real LLM: the numbers below are SimLM's, not the paper's. SimLM's decisions do not depend on
-# the backend, so the LangGraph rows repeat the native ones (the paper's 37.5% vs 41.7% gap comes
-# from a real model's sampling).
+# the backend: the LangGraph rows were exact copies of the native ones (the paper's 37.5% vs 41.7%
+# gap comes from a real model's sampling), so since issue 30 the pipeline runs the native backend
+# only (`tests/backends/test_langgraph.py` checks the same episodes on both).
 #
 # **What is shown.** Issue-style repairs in isolated workspace copies, each verified by its targeted
-# tests: success of the standard, verifier-gated and UnitQGP controllers on the native and LangGraph
-# backends; paired success deltas of UnitQGP over the other two, matched by task and seed; pass
-# rate per issue kind; success by backlog size.
+# tests: success of the standard, verifier-gated and UnitQGP controllers on the native backend;
+# paired success deltas of UnitQGP over the other two, matched by task and seed; pass rate per
+# issue kind; success by backlog size.
 #
 # **The paper's claim (App. D.1, §9).** Standard and verifier-gated controllers complete no
 # SWE-lite task, UnitQGP reaches 37.5% (native) and 41.7% (LangGraph); these results mix
@@ -87,8 +88,7 @@ show_table(by_n)
 
 # %% [markdown]
 # ## Figure: success by condition
-# Per model (weakest first) and condition (± task-bootstrap SD): colour is the controller, `..`
-# hatching the LangGraph backend. Look at UnitQGP (green) against standard (grey) and gated (blue).
+# Per model (weakest first) and condition (± task-bootstrap SD): colour is the controller. Look at UnitQGP (green) against standard (grey) and gated (blue).
 
 # %%
 show_figure(plot_success_bars(table, "QGP-SWE-lite"), Path(figures), "swe_success")

@@ -1,6 +1,6 @@
 # %% [markdown]
 # # The ACG evaluation on the long-horizon splits (ACG seed §4.2-4.6 on tasks where memory matters)
-# **Model: SimLM**, the offline behavioural simulator (`sim/mini`, `sim/base`, `sim/pro`, and
+# **Model: SimLM**, the offline behavioural simulator (`sim/base`, `sim/pro`, and
 # `sim/perfect` as the reference reader: full recall, no noise, an unlimited window), not a real
 # LLM: the numbers below are SimLM's, not the paper's.
 #
