@@ -11,7 +11,6 @@ progress block and an archival passage hold it as the quoted line the mind notes
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -29,14 +28,17 @@ FILLERS = [("user_info", {}), ("coupons", {})] + [("search", {"catalog": "produc
 
 
 @pytest.fixture(scope="module")
-def make_env(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Any]:
-    from pushbench.tasks import get_family, load_tasks
-    from pushbench.tasks.manifests import build_family
+def make_env() -> Callable[[], Any]:
+    """The task from the project's manifest (built here only if missing, as the family's tests do)."""
+    from pushbench import config
+    from pushbench.tasks import get_family, load_tasks, manifest_path
 
-    root: Path = tmp_path_factory.mktemp("planning-build")
-    build_family("planning", data_root=root)
-    task = next(t for t in load_tasks("planning", root / "manifests") if t.task_id == TASK)
-    return lambda: get_family("planning").environment(task, hidden_root=root / "hidden")
+    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
+        from pushbench.tasks.manifests import build_family
+
+        build_family("planning")
+    task = next(t for t in load_tasks("planning") if t.task_id == TASK)
+    return lambda: get_family("planning").environment(task)
 
 
 def first_line(env: Any, query: dict[str, Any]) -> str:
