@@ -287,7 +287,6 @@ class Plan:
                                         or (d[0] == "n" and d[1:] not in hit and d[1:] in self.docs.keys() | self.noted.keys())))
         self.hits = [d for d in self.order if d in self.docs]
         self.opened = {d for d in seen[DOC] if d in self.docs}
-        self._met: dict[tuple[Clue, str], bool] = {}
         self._modules: dict[str, str] | None = None
         self.module = module or self._module()
 
@@ -359,11 +358,6 @@ class Plan:
         return self._modules.get(candidate)
 
     def met(self, clue: Clue, candidate: str) -> bool:
-        if (clue, candidate) not in self._met:
-            self._met[clue, candidate] = self._is_met(clue, candidate)
-        return self._met[clue, candidate]
-
-    def _is_met(self, clue: Clue, candidate: str) -> bool:
         if clue.kind in ("module", "module_of"):
             return self.module is not None and self.candidate_module(candidate) == self.module
         return any(self.mind._reads(clue, d, candidate) for d in sorted(self.opened)
