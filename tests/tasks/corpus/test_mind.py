@@ -24,9 +24,9 @@ def test_the_mind_imports_nothing_that_opens_answers() -> None:
 
     allowed = ("__future__", "functools", "json", "re", "typing", "numpy", "pushbench.guidance", "pushbench.policies.",
                "pushbench.tasks.corpus.reader", "pushbench.tasks.corpus.notes", "pushbench.tasks.corpus.mind",
-               "pushbench.tasks.corpus.parts")
+               "pushbench.tasks.corpus.parts", "pushbench.tasks.corpus.plan")
     here = Path(corpus_mind.__file__)
-    for path in (here, here.with_name("notes.py"), here.with_name("parts.py")):  # and its notes and parts
+    for path in (here, *(here.with_name(f"{m}.py") for m in ("notes", "parts", "plan"))):  # and its notes, parts, plans
         tree = ast.parse(path.read_text())
         modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -43,12 +42,9 @@ from pushbench.policies.sim.memory import ContextReader, Mind
 from pushbench.policies.sim.memory_skills import MEMORY_TOOLS, offered
 from pushbench.tasks.corpus.notes import NOTED_ITEM, archive_first, due_memory_call, notes
 from pushbench.tasks.corpus.parts import parts_of, solve_parts
-from pushbench.tasks.corpus.reader import (CHANGELOG_TITLE, CLUE_LINE, DOCS_TITLE, DOCSTRING_TITLE, HEAD_KINDS,
-                                           MODULE_TITLE, RELEASE_KINDS, Clue, base_title, clue_query, parse_clue,
-                                           release_of, supports, year_of)
+from pushbench.tasks.corpus.plan import CLUE, DOC, HIT, NOTED, ORDER, QUERY, Plan, Recalled
+from pushbench.tasks.corpus.reader import CLUE_LINE, Clue, parse_clue, supports
 
-CLUE, QUERY, HIT, DOC, NOTED = range(5)  # NOTED: a candidate's document named by a memory note
-ORDER = -1  # _recalled's key of the recalled hits and noted documents in context order
 _SEARCH = re.compile(r'^search "(.*)": (?:top \d+ documents|no documents match)')
 _HIT = re.compile(r"^\[(\d+)\] (d[0-9a-f]{10}) \| (.+)$")
 _DOC = re.compile(r"^document (d[0-9a-f]{10}) \| (.+) \| page (\d+) of (\d+)$")
@@ -67,6 +63,11 @@ def _search_query(arguments: str) -> str | None:
 
 
 class CorpusMind(Mind):
+    def __init__(self, profile: Any, seed: int):
+        super().__init__(profile, seed)
+        self._verdicts: dict[tuple[Any, ...], bool] = {}  # reads(): pure, asked again at every step
+        self._module_lines: dict[tuple[Any, ...], str | None] = {}
+
     # --- reading ---------------------------------------------------------------------------
     def _parse(self, reader: ContextReader, message: dict[str, Any], offset: int, step: int) -> None:
         role, facts, state = message.get("role"), reader.facts, reader.state
@@ -188,28 +189,29 @@ class CorpusMind(Mind):
                 out[ORDER].append(("n" if int(kind[i]) == NOTED else "h") + facts.names[int(key[i])])
         return {k: list(dict.fromkeys(v)) for k, v in out.items()}
 
-    def _reads(self, clue: Clue, doc_id: str, candidate: str) -> bool:
-        """The noisy reader's verdict on an opened document (fixed per clue, document and candidate)."""
+    def reads(self, clue: Clue, doc_id: str, candidate: str) -> bool:
+        """The noisy reader's verdict on an opened document (fixed per clue, document and candidate);
+        kept for the pages it was given, as a plan asks it of the same documents at every step."""
         entry = self.reader.state["docs"][doc_id]
-        text = "\n".join(entry.get("pages", {}).get(p, "") for p in sorted(entry.get("pages", {})))
-        truth = supports(clue, entry["title"], text, candidate)
-        draw = stable_uniform(self.seed, "read", clue.kind, clue.a, clue.b, doc_id, candidate)
-        return draw >= self.profile.false_negative if truth else draw < self.profile.false_positive
+        pages = entry.get("pages", {})
+        shown = tuple(pages[p] for p in sorted(pages))
+        key = (clue, doc_id, candidate, entry["title"], shown)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            truth = supports(clue, entry["title"], "\n".join(shown), candidate)
+            draw = stable_uniform(self.seed, "read", clue.kind, clue.a, clue.b, doc_id, candidate)
+            verdict = self._verdicts[key] = draw >= self.profile.false_negative if truth \
+                else draw < self.profile.false_positive
+        return verdict
 
-    @staticmethod
-    @lru_cache(maxsize=1 << 16)  # pure, and asked of every hit for every clue and candidate at each step
-    def _fits_title(clue: Clue, title: str, candidate: str) -> bool:
-        """Could a document with this title show the clue for the candidate? (what is worth opening)"""
-        title = base_title(title)
-        if clue.kind in ("terms", "param"):
-            return bool((m := DOCSTRING_TITLE.match(title)) and m.group(1) == candidate)
-        if clue.kind in RELEASE_KINDS:
-            return release_of(title) == candidate
-        if clue.kind == "module":
-            return bool(MODULE_TITLE.match(title))
-        if clue.kind == "changelog":
-            return bool((m := CHANGELOG_TITLE.match(title)) and (m.group(1), m.group(3)) == (clue.a, clue.b))
-        return bool((m := DOCS_TITLE.match(title)) and (m.group(1), m.group(2)) == (clue.a, clue.b))
+    def module_line(self, doc_id: str) -> str | None:
+        """The module a docstring document's ``module:`` line names (its pages read, else its snippet)."""
+        entry = self.reader.state["docs"][doc_id]
+        shown = (tuple(entry.get("pages", {}).values()), entry["snippet"])
+        if (found := self._module_lines.get((doc_id, shown), "")) == "":
+            match = _MODULE_IN.search(" ".join(shown[0]) or shown[1])
+            found = self._module_lines[(doc_id, shown)] = match.group(1) if match else None
+        return found
 
     # --- deciding --------------------------------------------------------------------------
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
@@ -223,7 +225,7 @@ class CorpusMind(Mind):
         known = {cid: clues[cid] for cid in seen[CLUE]}
         if state.get("parts"):
             return self._act_parts(clues, seen, step)
-        plan = Plan(self, known, seen, step)
+        plan = Plan(self, known, Recalled(state, seen), step)
         memory = offered(tools)
         if memory and (due := due_memory_call(self.seed, self.profile.follow_guidance, plan, seen[QUERY],
                                               messages, step)):
@@ -244,8 +246,9 @@ class CorpusMind(Mind):
 
     def _act_parts(self, clues: dict[str, Clue], seen: dict[int, list[str]], step: int) -> Turn:
         spent = step + self.reader.state.get("earlier_turns", 0)  # a summary's header says how many went before
+        recalled = Recalled(self.reader.state, seen)
         action = solve_parts(self, clues, set(seen[CLUE]), spent,
-                             lambda known, module: Plan(self, known, seen, step, module=module, part=True))
+                             lambda known, module: Plan(self, known, recalled, step, module=module, part=True))
         if action[0] == "answer":
             args = {"text": action[1], "confidence": action[2]}
         else:
@@ -260,155 +263,9 @@ class CorpusMind(Mind):
             return []
         step = self.reader.assistant_turns - state.get("memory_turns", 0)
         seen = self._recalled(step)
-        return notes(Plan(self, {cid: clues[cid] for cid in seen[CLUE]}, seen, step), seen[QUERY])
+        return notes(Plan(self, {cid: clues[cid] for cid in seen[CLUE]}, Recalled(state, seen), step), seen[QUERY])
 
     def _answer(self, candidate: str, plan: "Plan", clues: dict[str, Clue], call_id: str) -> Turn:
         met = sum(1 for clue in clues.values() if plan.met(clue, candidate))
         confidence = round(0.3 + 0.7 * met / len(clues), 2) if self.profile.false_negative else 1.0
         return turn_from_message(tool_call_message("answer", {"text": candidate, "confidence": confidence}, call_id))
-
-
-class Plan:
-    """One step's beliefs and the next action they call for."""
-
-    def __init__(self, mind: CorpusMind, clues: dict[str, Clue], seen: dict[int, list[str]], step: int,
-                 module: str | None = None, part: bool = False):
-        """``module``: the module an earlier part's answer gave (a ``module_of`` clue); ``part``: one
-        part of a long question, whose candidates are the hits of its own head clues' searches."""
-        self.mind, self.clues, self.step, self.part = mind, clues, step, part
-        self.ids = {clue: cid for cid, clue in clues.items()}  # calls name the clue they work on
-        self.docs = mind.reader.state.get("docs", {})
-        self.queries = set(seen[QUERY])
-        noted = mind.reader.state.get("noted", {})
-        self.noted: dict[str, tuple[str, str | None]] = {  # doc -> (candidate, year): known from a note only
-            d: noted[d] for d in seen[NOTED] if d not in self.docs}
-        hit = set(seen[HIT])  # a noted document also recalled as a hit sits where the hit does
-        self.order = list(dict.fromkeys(d[1:] for d in seen[ORDER] if (d[0] == "h" and d[1:] in self.docs)
-                                        or (d[0] == "n" and d[1:] not in hit and d[1:] in self.docs.keys() | self.noted.keys())))
-        self.hits = [d for d in self.order if d in self.docs]
-        self.opened = {d for d in seen[DOC] if d in self.docs}
-        self._modules: dict[str, str] | None = None
-        self.module = module or self._module()
-
-    def _module(self) -> str | None:
-        clue = next((c for c in self.clues.values() if c.kind == "module"), None)
-        if clue is None:
-            return None
-        for doc_id in sorted(self.opened):
-            m = MODULE_TITLE.match(base_title(self.docs[doc_id]["title"]))
-            if m and self.mind._reads(clue, doc_id, m.group(1)):
-                return m.group(1)
-        return None
-
-    def _search(self, query: str, clue: Clue) -> tuple[str, dict[str, Any]] | None:
-        return None if query in self.queries else ("search", {"query": query, "requirement": self.ids[clue]})
-
-    def _open(self, doc_id: str, clue: Clue) -> tuple[str, dict[str, Any]]:
-        return "get_document", {"doc_id": doc_id, "requirement": self.ids[clue]}
-
-    def candidates(self) -> list[str]:
-        names: list[str] = []
-        release = self.mind.reader.state.get("release")
-        heads = {clue_query(c, None, self.module) for c in self.clues.values() if c.kind in HEAD_KINDS}
-        for doc_id in self.order:
-            if self.part and not heads & set(self.docs.get(doc_id, {}).get("queries", ())):
-                continue  # shown by another part's search
-            if doc_id in self.noted:
-                name: str | None = self.noted[doc_id][0]
-            else:
-                title = base_title(self.docs[doc_id]["title"])
-                m = DOCSTRING_TITLE.match(title)
-                name = release_of(title) if release else (m.group(1) if m else None)
-            if name and name not in names:
-                names.append(name)
-        return names
-
-    def head_docs(self, candidate: str) -> list[str]:
-        """Documents that made ``candidate`` one (a head clue's hits naming it), seen or noted."""
-        seen = [d for d in self.hits if any(self.mind._fits_title(c, self.docs[d]["title"], candidate)
-                                            for c in self.clues.values() if c.kind in HEAD_KINDS)]
-        return seen + [d for d, (name, _) in self.noted.items() if name == candidate]
-
-    def open_candidates(self) -> list[tuple[str, str, str | None]]:
-        """(candidate, a document of it, its year) for each candidate no recalled clue rules out."""
-        out = []
-        for candidate in self.candidates():
-            docs = self.head_docs(candidate)
-            if docs and not any(self.check(clue, candidate) is False for clue in self._order()):
-                out.append((candidate, docs[0], self.candidate_year(candidate)))
-        return out
-
-    def candidate_year(self, candidate: str) -> str | None:
-        return next((year_of(self.docs[d]["title"]) for d in self.hits + sorted(self.opened)
-                     if release_of(self.docs[d]["title"]) == candidate),
-                    next((year for name, year in self.noted.values() if name == candidate and year), None))
-
-    def candidate_module(self, candidate: str) -> str | None:
-        """The module named by the first document (hits, then opened) of the candidate's docstring
-        that shows a ``module:`` line; one pass over a plan's documents, fixed for its step."""
-        if self._modules is None:
-            self._modules = {}
-            for doc_id in self.hits + sorted(self.opened):
-                entry = self.docs[doc_id]
-                m = DOCSTRING_TITLE.match(base_title(entry["title"]))
-                if m and m.group(1) not in self._modules:
-                    found = _MODULE_IN.search(" ".join(entry.get("pages", {}).values()) or entry["snippet"])
-                    if found:
-                        self._modules[m.group(1)] = found.group(1)
-        return self._modules.get(candidate)
-
-    def met(self, clue: Clue, candidate: str) -> bool:
-        if clue.kind in ("module", "module_of"):
-            return self.module is not None and self.candidate_module(candidate) == self.module
-        return any(self.mind._reads(clue, d, candidate) for d in sorted(self.opened)
-                   if self.mind._fits_title(clue, self.docs[d]["title"], candidate))
-
-    def check(self, clue: Clue, candidate: str) -> tuple[str, Any] | None | bool:
-        """The next action to settle ``clue`` for ``candidate``; True if met, False if ruled out."""
-        if self.met(clue, candidate):
-            return True
-        if clue.kind in ("module", "module_of"):
-            return False if self.module else None
-        anchor = self.candidate_year(candidate) if clue.kind in RELEASE_KINDS else self.module
-        query = clue_query(clue, candidate, anchor)
-        fitting = [d for d in self.hits if self.mind._fits_title(clue, self.docs[d]["title"], candidate)]
-        if clue.kind in HEAD_KINDS:  # a noted document of the candidate is one its head clue's search showed
-            fitting += [d for d, (name, _) in self.noted.items() if name == candidate]
-        unopened = [d for d in fitting if d not in self.opened]
-        if unopened:
-            return self._open(unopened[0], clue)
-        if query not in self.queries:
-            return self._search(query, clue)
-        return False
-
-    def next_action(self) -> tuple[str, Any] | None:
-        module_clue = next((c for c in self.clues.values() if c.kind == "module"), None)
-        if module_clue is not None and self.module is None:
-            unopened = [d for d in self.hits if MODULE_TITLE.match(base_title(self.docs[d]["title"]))
-                        and d not in self.opened]
-            if unopened:
-                return self._open(unopened[0], module_clue)
-            if (search := self._search(clue_query(module_clue), module_clue)) is not None:
-                return search
-        heads = [c for c in self.clues.values() if c.kind in HEAD_KINDS]
-        for head in heads:
-            if (search := self._search(clue_query(head, None, self.module), head)) is not None:
-                return search
-        for candidate in self.candidates():
-            results = [self.check(clue, candidate) for clue in self._order()]
-            if all(r is True for r in results):
-                return "answer", candidate
-            if any(r is False for r in results):
-                continue
-            return cast("tuple[str, Any] | None", next(r for r in results if r is not True))  # no False left
-        return None
-
-    def _order(self) -> list[Clue]:
-        """Cheap checks first: the candidate's own document, its module, then searched clues."""
-        rank = {"terms": 0, "param": 0, "item_terms": 0, "item_names": 0, "module": 1, "module_of": 1, "changelog": 2,
-                "page": 3}
-        return sorted(self.clues.values(), key=lambda c: rank[c.kind])
-
-    def best_candidate(self) -> str | None:
-        scored = [(sum(self.met(c, n) for c in self.clues.values()), -i, n) for i, n in enumerate(self.candidates())]
-        return max(scored)[2] if scored and max(scored)[0] > 0 else None

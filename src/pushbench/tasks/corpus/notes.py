@@ -31,7 +31,7 @@ from pushbench.policies.sim.memory_skills import archive_size, is_warned, memgpt
 from pushbench.tasks.corpus.reader import HEAD_KINDS, clue_query
 
 if TYPE_CHECKING:
-    from pushbench.tasks.corpus.mind import Plan
+    from pushbench.tasks.corpus.plan import Plan
 
 NOTED_ITEM = re.compile(r"^(d[0-9a-f]{10}) (.+?)(?: \((\d{4})\))?$")  # a pending unit: doc, candidate (year)
 MAX_QUERIES = 8  # searches kept in a read note besides the head clues' (a core block holds 2,000 characters)

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from pushbench.tasks.corpus.reader import CLUE_LINE, Clue
 
 if TYPE_CHECKING:
-    from pushbench.tasks.corpus.mind import CorpusMind, Plan
+    from pushbench.tasks.corpus.mind import CorpusMind
+    from pushbench.tasks.corpus.plan import Plan
 
 _PART = re.compile(r"^Part (\d+):$")
 UNKNOWN = "unknown"  # a part with no candidate left is answered with this word
