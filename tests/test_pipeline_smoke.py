@@ -52,6 +52,8 @@ def reduce(params: dict) -> dict:
     params["stats"]["n_resamples"] = 200
     if "calibration" in params:
         params["calibration"]["repetitions"] = 5
+    if "swe" in params:  # its build re-runs every catalogue unit of each repository (uncached): one repository
+        params["swe"]["repos"] = {"requests": params["swe"]["repos"]["requests"]}
     if "sweissues" in params:  # its build runs 2^k jailed test runs per issue: one issue per hunk count
         params["sweissues"].update(repos=["requests"], issues={1: 1, 2: 1, 3: 1})
         if "long" in params["sweissues"]:  # one long backlog, from one partition of the units
