@@ -28,16 +28,11 @@ FILLERS = [("user_info", {}), ("coupons", {})] + [("search", {"catalog": "produc
 
 
 @pytest.fixture(scope="module")
-def make_env() -> Callable[[], Any]:
-    """The task from the project's manifest (built here only if missing, as the family's tests do)."""
-    from pushbench import config
-    from pushbench.tasks import get_family, load_tasks, manifest_path
+def make_env(tasks: list[Any]) -> Callable[[], Any]:
+    """The task from the project's manifest (``conftest.tasks``)."""
+    from pushbench.tasks import get_family
 
-    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
-        from pushbench.tasks.manifests import build_family
-
-        build_family("planning")
-    task = next(t for t in load_tasks("planning") if t.task_id == TASK)
+    task = next(t for t in tasks if t.task_id == TASK)
     return lambda: get_family("planning").environment(task)
 
 

@@ -8,24 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pushbench import config
-from pushbench.tasks import get_family, load_tasks, manifest_path
+from pushbench.tasks import get_family
 from pushbench.tasks.base import task_split
 from pushbench.tasks.planning import mind as planning_mind
 from pushbench.tasks.planning import rules
 from pushbench.tasks.planning.world import WorldParams, build_world
 from pushbench.tools.base import ToolCall
-
-
-@pytest.fixture(scope="module")
-def tasks() -> list[Any]:
-    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
-        from pushbench.tasks.manifests import build_family
-
-        build_family("planning")
-    return load_tasks("planning")
 
 
 def hidden(task_id: str) -> dict[str, Any]:

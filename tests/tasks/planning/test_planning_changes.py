@@ -12,7 +12,7 @@ import pytest
 
 from pushbench import config
 from pushbench.policies.base import tool_call_message
-from pushbench.tasks import get_family, load_tasks, manifest_path
+from pushbench.tasks import get_family
 from pushbench.tasks.base import task_split
 from pushbench.tasks.planning.long import perfect_path
 from pushbench.tasks.planning.texts import money
@@ -21,12 +21,8 @@ from pushbench.tools.base import ToolCall
 
 
 @pytest.fixture(scope="module")
-def long_tasks() -> list[Any]:
-    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
-        from pushbench.tasks.manifests import build_family
-
-        build_family("planning")
-    found = [t for t in load_tasks("planning") if task_split(t) == "long"]
+def long_tasks(tasks: list[Any]) -> list[Any]:
+    found = [t for t in tasks if task_split(t) == "long"]
     if not found:
         pytest.skip("the planning manifest has no long split; run `pushbench manifests build --family planning`")
     return found

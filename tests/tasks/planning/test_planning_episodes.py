@@ -13,26 +13,16 @@ from typing import Any
 
 import pytest
 
-from pushbench import config
 from pushbench.backends.native import run_native
 from pushbench.policies.sim import SimLM
 from pushbench.registry import CONTROLLERS, MEMORIES
 from pushbench.scoring import score_events
-from pushbench.tasks import get_family, load_tasks, manifest_path
+from pushbench.tasks import get_family
 from pushbench.tools.base import ToolCall
 
 SMALL = {"budget": 100, "page_size": 8, "seed": 7, "world": {"products_per_category": 170},
          "shopping": {"levels": {1: 2, 2: 2, 3: 2}, "requirements": {1: [2, 3], 2: [4, 6], 3: [6, 8]}},
          "travel": {"days": {1: 1, 2: 1, 3: 1, 4: 1}, "requirements": {1: [2, 3], 2: [3, 5], 3: [3, 6], 4: [4, 8]}}}
-
-
-@pytest.fixture(scope="module")
-def tasks() -> list[Any]:
-    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
-        from pushbench.tasks.manifests import build_family
-
-        build_family("planning")
-    return load_tasks("planning")
 
 
 def play(task: Any, profile: str = "perfect", memory: str = "full", env: Any = None) -> tuple[Any, Any]:

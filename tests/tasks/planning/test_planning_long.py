@@ -15,22 +15,13 @@ from typer.testing import CliRunner
 
 from pushbench import config
 from pushbench.cli import app
-from pushbench.tasks import get_family, load_tasks, manifest_path
+from pushbench.tasks import get_family
 from pushbench.tasks.base import task_split
 from pushbench.tasks.planning.texts import POINTER
 from pushbench.tokens import count_tokens
 from pushbench.tools.base import ToolCall
 
 SENSITIVITY = ("planning-long-01", "planning-long-02", "planning-long-03", "planning-long-04")
-
-
-@pytest.fixture(scope="module")
-def tasks() -> list[Any]:
-    if not manifest_path("planning").is_file() or not (config.HIDDEN / "planning").is_dir():
-        from pushbench.tasks.manifests import build_family
-
-        build_family("planning")
-    return load_tasks("planning")
 
 
 @pytest.fixture(scope="module")
