@@ -2,8 +2,9 @@
 
 The mind builds a ``Plan`` every step from the facts it recalls; nothing of it outlives the step.
 Whether a document could show a clue for a candidate depends on its title alone (``title_keys``:
-what the title offers; ``fit_key``: what a clue asks for a candidate), so a plan indexes its hits
-and its opened documents by those keys once, and each (clue, candidate) is one lookup there.
+what the title offers; ``fit_key``: what a clue asks for a candidate), so a step's hits and opened
+documents are indexed by those keys once (``Recalled``, shared by the step's plans), and each
+(clue, candidate) is one lookup there.
 """
 
 from __future__ import annotations
@@ -77,9 +78,8 @@ class Recalled:
                                         or (d[0] == "n" and d[1:] not in hit and d[1:] in known)))
         self.hits = [d for d in self.order if d in self.docs]
         self.opened = {d for d in seen[DOC] if d in self.docs}
-        self.opened_sorted = sorted(self.opened)
         self.hits_by_key = self._index(self.hits)
-        self.opened_by_key = self._index(self.opened_sorted)
+        self.opened_by_key = self._index(sorted(self.opened))
 
     def _index(self, docs: list[str]) -> dict[Key, list[str]]:
         """The documents (in ``docs``' order) under each key their titles offer."""
@@ -101,7 +101,6 @@ class Plan:
         self.ids = {clue: cid for cid, clue in clues.items()}  # calls name the clue they work on
         self.docs, self.queries, self.noted = recalled.docs, recalled.queries, recalled.noted
         self.order, self.hits, self.opened = recalled.order, recalled.hits, recalled.opened
-        self.opened_sorted = recalled.opened_sorted
         self._hits_by_key, self._opened_by_key = recalled.hits_by_key, recalled.opened_by_key
         self._modules: dict[str, str | None] = {}
         self.module = module or self._module()
