@@ -36,7 +36,9 @@ browser:  # the viewer's browser tests (only the test suite needs a browser)
 
 test: install browser
 	$(MAKE) --no-print-directory -j2 typecheck test-data  # one core each
-	$(PY) -m pytest -n 2 tests  # tests keep no state across workers: xdist may run any test on either one
+	# xdist hands out whole modules in collection order (the slowest first: tests/conftest.py), so a module's
+	# fixtures are built once; tests keep no state across workers: any module may run on either one
+	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder tests
 
 typecheck: install
 	$(PY) -m mypy  # src/ type-checks clean at the strictness pyproject.toml [tool.mypy] states

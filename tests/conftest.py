@@ -28,9 +28,9 @@ from pushbench.verifier import Verifier
 
 from handmade import FIXTURE_FILES, FIXTURE_VALID, REPOS, make_spec, write_tree
 
-# The longest tests (minutes each, one test per module) are collected first, so that xdist starts
-# them at once on one worker while the other takes the short ones, rather than ending the run alone.
-SLOWEST_FIRST = ("tests/test_pipeline_smoke.py", "tests/test_adding_a_family.py")
+# The longest modules (minutes each) are collected first, so that xdist (`make test` hands out whole
+# modules in collection order) starts them at once rather than ending the run with one of them alone.
+SLOWEST_FIRST = ("tests/test_pipeline_smoke.py", "tests/test_adding_a_family.py", "tests/runner/test_ray.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
