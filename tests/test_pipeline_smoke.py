@@ -1,9 +1,12 @@
 """Smoke run of the whole DVC pipeline (same stages, reduced params) in a temporary copy.
 
-Snapshots are fetched with pip (the one network use), manifests built, every experiment run on two
-tasks with one seed, results aggregated, and three notebooks executed by papermill: the first
-(calibration) and the ACG ones (07-acg, 09-acg-eval), which must write every table and figure they
-promise from these tiny results. A second `dvc repro` must then report nothing to do.
+The data stages (snapshots, corpus, manifests@*) take the outputs `make test` has just built with
+the same commands (test-data), recorded by `dvc commit`: the copy starts where the suite's own data
+are. (Without them, e.g. pytest run alone on a new clone, the copy builds them itself: snapshots
+fetched with pip, reduced manifests.) Then every experiment runs on two tasks with one seed,
+results are aggregated, and three notebooks executed by papermill: the first (calibration) and the
+ACG ones (07-acg, 09-acg-eval), which must write every table and figure they promise from these
+tiny results. A second `dvc repro` must then report nothing to do.
 
 One test runs the pipeline once and then every check on that run. (Four tests sharing one copy would
 need to run on one xdist worker, and `--dist loadgroup` no longer groups under pytest 9.2:
@@ -41,17 +44,25 @@ def tracked_files() -> list[str]:
     return [line for line in out.stdout.splitlines() if line]
 
 
-def reduce(params: dict) -> dict:
+DATA_STAGES = ("snapshots", "corpus", "manifests@")  # names (or name prefixes) of the stages that build data
+
+
+def reduce(params: dict, data_built: bool) -> dict:
     # memories stay whole: the ACG notebooks compare every method (full, summary, memgpt, langgraph-store, acg)
     for spec in params["experiments"].values():
         spec.update(seeds=1, limit=2, models=spec["models"][:1], controllers=spec["controllers"][:2])
-        spec.pop("tasks", None)  # named tasks may not be in the reduced manifests: the split's first two instead
+        spec.pop("tasks", None)  # named tasks may not be in reduced manifests: the split's first two instead
     params["notebooks"] = [n for n in params["notebooks"] if n in NOTEBOOKS]
     if "blackbox" in params:
         params["blackbox"].update(tasks=2, agents=params["blackbox"]["agents"][:1])
     params["stats"]["n_resamples"] = 200
     if "calibration" in params:
         params["calibration"]["repetitions"] = 5
+    return params if data_built else reduce_builds(params)
+
+
+def reduce_builds(params: dict) -> dict:
+    """Smaller manifests, for a copy that builds its own data."""
     if "swe" in params:  # its build re-runs every catalogue unit of each repository (uncached): one repository
         params["swe"]["repos"] = {"requests": params["swe"]["repos"]["requests"]}
     if "sweissues" in params:  # its build runs 2^k jailed test runs per issue: one issue per hunk count
@@ -72,11 +83,37 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if source.is_file() and not rel.startswith(("paper_figures/", "dvc.lock")):
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / rel)
-    params = reduce(yaml.safe_load((dest / "params.yaml").read_text()))
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (dest / ".venv").symlink_to(Path(sys.prefix))
     subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    built = data_outputs(dest)
+    data_built = bool(built) and all((ROOT / out).exists() for outs in built.values() for out in outs)
+    params = reduce(yaml.safe_load((dest / "params.yaml").read_text()), data_built)
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    if data_built:
+        take_built_data(dest, built)
     return dest
+
+
+def data_outputs(copy: Path) -> dict[str, list[str]]:
+    """Each data stage of the copy's pipeline with its outputs (paths relative to the copy)."""
+    from dvc.repo import Repo
+
+    with Repo(str(copy)) as repo:
+        return {stage.name: [str(Path(out.fs_path).relative_to(copy)) for out in stage.outs]
+                for stage in repo.index.stages if stage.name.startswith(DATA_STAGES)}
+
+
+def take_built_data(copy: Path, built: dict[str, list[str]]) -> None:
+    """The data stages' outputs as `make test` built them, recorded in the copy's dvc.lock and cache."""
+    for out in (out for outs in built.values() for out in outs):
+        source, target = ROOT / out, copy / out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+    done = dvc(copy, "commit", "--force", *built)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def dvc(copy: Path, *args: str) -> subprocess.CompletedProcess:
@@ -117,7 +154,7 @@ def check_every_episode_ran_and_a_second_repro_is_a_noop(copy: Path) -> None:
 
 
 def tasks_run(copy: Path, spec: dict) -> int:
-    """limit 2: the split's first two tasks (the reduced build has one long backlog)."""
+    """limit 2: the split's first two tasks (a reduced build has one long sweissues backlog)."""
     manifest = (copy / "data/manifests" / f"{spec['family']}.jsonl").read_text().splitlines()
     split = [t for t in map(json.loads, manifest) if t["settings"].get("split", "short") == spec.get("split", "short")]
     return min(2, len(split))
