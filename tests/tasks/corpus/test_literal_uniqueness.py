@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 _SENTENCES = {
@@ -55,13 +56,15 @@ def literal_clue(text: str) -> tuple[str, dict[str, str]]:
     raise AssertionError(f"a clue sentence this reading does not know: {text!r}")
 
 
-def letter_words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z]+", text.lower()))
+@lru_cache(maxsize=None)  # every clue reads every document again: each text is read once
+def letter_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z]+", text.lower()))
 
 
-def code_identifiers(text: str) -> set[str]:
+@lru_cache(maxsize=None)
+def code_identifiers(text: str) -> frozenset[str]:
     spans = [m.group(2) for m in _SPAN.finditer(text)] + _DIRECTIVE.findall(text)
-    return {ident for span in spans for ident in re.findall(r"[A-Za-z_]\w*", span)}
+    return frozenset(ident for span in spans for ident in re.findall(r"[A-Za-z_]\w*", span))
 
 
 @dataclass
@@ -91,13 +94,11 @@ class Corpus:
                 corpus.pages[(project, rest.split(" > ", 1)[0])].append(d.text)
         return corpus
 
-    def module_of(self, name: str) -> set[str]:
-        return {m.group(1) for t in self.docstrings[name] if (m := re.search(r"^module: (\S+)$", t, re.M))}
+    def module_of(self, name: str) -> frozenset[str]:
+        return _module_lines(tuple(self.docstrings[name]))
 
-    def parameters(self, name: str) -> set[str]:
-        heads = [t.split("\n", 1)[0] for t in self.docstrings[name]]
-        inside = [h[h.index("(") + 1: h.rindex(")")] for h in heads if "(" in h]
-        return {p.strip().lstrip("*") for params in inside for p in params.split(",") if p.strip()}
+    def parameters(self, name: str) -> frozenset[str]:
+        return _parameters(tuple(self.docstrings[name]))
 
     def fits(self, kind: str, v: dict[str, str]) -> set[str]:
         """Every entity the clue's literal reading admits."""
@@ -117,6 +118,18 @@ class Corpus:
         if kind == "item_terms":
             return {r for r, texts in self.items.items() if any({v["a"], v["b"]} <= letter_words(t) for t in texts)}
         return {r for r, texts in self.items.items() if any(v["a"] in code_identifiers(t) for t in texts)}
+
+
+@lru_cache(maxsize=None)
+def _module_lines(texts: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(m.group(1) for t in texts if (m := re.search(r"^module: (\S+)$", t, re.M)))
+
+
+@lru_cache(maxsize=None)
+def _parameters(texts: tuple[str, ...]) -> frozenset[str]:
+    heads = [t.split("\n", 1)[0] for t in texts]
+    inside = [h[h.index("(") + 1: h.rindex(")")] for h in heads if "(" in h]
+    return frozenset(p.strip().lstrip("*") for params in inside for p in params.split(",") if p.strip())
 
 
 def answers_under_literal_reading(corpus: Corpus, objective: str, earlier: list[set[str]] | None = None) -> set[str]:
