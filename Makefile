@@ -9,17 +9,24 @@ PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 
 .PHONY: install browser test typecheck test-data repro bench fuzz real-smoke agents agents-grid clean-venv
 
-# uv installs the same pins as pip in about a third of the time (parallel downloads, bytecode compiled
-# in parallel); if it cannot run, pip does the install.
+# uv installs the same pins as pip in about a third of the time (parallel downloads); if it cannot run,
+# pip does the install.
 UV := uv==0.13.9
 PIN := --disable-pip-version-check
 
+# Bytecode is written as modules are first imported, even where the environment says not to (this
+# machine sets PYTHONDONTWRITEBYTECODE): compiling all ~25,000 installed modules up front took 30 s
+# of the install's 37, most of them never imported by a test or a stage. (Jailed test runs set their
+# own environment: tasks/swe/jailed.py.)
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	{ $(PY) -m pip install -q $(PIN) $(UV) && $(PY) -m uv pip install -q --python $(PY) --compile-bytecode \
+	{ $(PY) -m pip install -q $(PIN) $(UV) && $(PY) -m uv pip install -q --python $(PY) \
 	    -r requirements.lock && $(PY) -m uv pip install -q --python $(PY) --no-deps -e .; } $(PIP_QUIET) || \
-	  { $(PY) -m pip install -q $(PIN) -r requirements.lock && $(PY) -m pip install -q $(PIN) --no-deps -e .; } $(PIP_QUIET)
-	$(PY) -m compileall -q src  # this machine sets PYTHONDONTWRITEBYTECODE: else every stage compiles the package
+	  { $(PY) -m pip install -q $(PIN) --no-compile -r requirements.lock && \
+	    $(PY) -m pip install -q $(PIN) --no-deps -e .; } $(PIP_QUIET)
+	$(PY) -m compileall -q src  # the package itself, for commands run outside make
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $(STAMP)
 
