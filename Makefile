@@ -14,10 +14,10 @@ PIP_QUIET := 2>&1 | { grep -v "is ignored" || true; }
 UV := uv==0.13.9
 PIN := --disable-pip-version-check
 
-# Bytecode is written as modules are first imported, even where the environment says not to (this
-# machine sets PYTHONDONTWRITEBYTECODE): compiling all ~25,000 installed modules up front took 30 s
-# of the install's 37, most of them never imported by a test or a stage. (Jailed test runs set their
-# own environment: tasks/swe/jailed.py.)
+# Bytecode is written as modules are first imported, also where the environment sets
+# PYTHONDONTWRITEBYTECODE: compiling all ~25,000 installed modules up front took 30 s of the
+# install's 37, most of them never imported by a test or a stage. (Jailed test runs set their own
+# environment: tasks/swe/jailed.py.)
 unexport PYTHONDONTWRITEBYTECODE
 
 $(STAMP): requirements.lock pyproject.toml
