@@ -30,7 +30,7 @@ from handmade import FIXTURE_FILES, FIXTURE_VALID, REPOS, make_spec, write_tree
 
 # The longest modules (minutes each) are collected first, so that xdist (`make test` hands out whole
 # modules in collection order) starts them at once rather than ending the run with one of them alone.
-SLOWEST_FIRST = ("tests/test_pipeline_smoke.py", "tests/test_adding_a_family.py", "tests/runner/test_ray.py")
+SLOWEST_FIRST = ("tests/test_pipeline_smoke.py", "tests/test_adding_a_family.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
