@@ -41,10 +41,10 @@ browser:  # the viewer's browser tests (only the test suite needs a browser)
 	command -v chromium > /dev/null || ! command -v apt-get > /dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; }
 
+# xdist hands out whole modules in collection order (the slowest first: tests/conftest.py), so a module's
+# fixtures are built once; tests keep no state across workers: any module may run on either one
 test: install browser
 	$(MAKE) --no-print-directory -j2 typecheck test-data  # one core each
-	# xdist hands out whole modules in collection order (the slowest first: tests/conftest.py), so a module's
-	# fixtures are built once; tests keep no state across workers: any module may run on either one
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder tests
 
 typecheck: install
