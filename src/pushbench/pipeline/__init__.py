@@ -6,8 +6,9 @@ the same dependency order and decides what to run exactly as ``dvc repro`` does 
 an upstream stage ran or ``Stage.changed()`` says its command, dependencies or outputs differ from
 ``dvc.lock``), but runs up to ``jobs`` stage commands at once. Only the driver's process touches
 DVC: it removes a stage's outputs before its command, and after the command saves, caches and
-writes the stage's ``dvc.lock`` entry (``Stage.save``/``commit``/``dump``, what ``dvc repro`` calls),
-so ``dvc.lock`` is the one ``dvc repro`` would write and a later ``dvc repro`` finds nothing to do.
+writes the stage's ``dvc.lock`` entry (``Stage.save``/``commit``, what ``dvc repro`` calls, then the
+entry ``Stage.dump`` would write, in place: ``lockfile``), so ``dvc.lock`` is the one ``dvc repro``
+would write and a later ``dvc repro`` finds nothing to do.
 A failing stage stops new launches; the running ones finish and are recorded; the failure's log
 tail is printed. Each stage's output goes to ``data/tmp/pipeline/<stage>.log``.
 """

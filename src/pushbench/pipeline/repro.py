@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pushbench.pipeline import Finished, Plan, StageRun, launch, plan_of, tail, wait_any
+from pushbench.pipeline.lockfile import dump_stage
 
 
 def _minutes(seconds: float) -> str:
@@ -63,7 +64,7 @@ class Driver:
         with self.repo.lock:
             stage.save(allow_missing=False, run_cache=False)
             stage.commit(allow_missing=False)
-            stage.dump(update_pipeline=False)
+            dump_stage(stage)  # the entry stage.dump(update_pipeline=False) writes, without re-writing the whole file
         self.plan.ran.add(result.name)
         self.plan.done.add(result.name)
         self.times.append(result)
