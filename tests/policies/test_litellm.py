@@ -5,6 +5,7 @@ Skipped only when the litellm extra is not installed."""
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,8 +24,8 @@ from pushbench.runner import Grid, run_grid
 from pushbench.scoring import score_events, score_run
 from serving import ServeSim, serve_sim
 
-pytest.importorskip("litellm")
-pytestmark = pytest.mark.slow
+# litellm is looked up, not imported, at collection: importing it costs every xdist worker seconds
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(find_spec("litellm") is None, reason="litellm is not installed")]
 TASK = "reposcan-requests-fixture-n010"
 
 

@@ -15,7 +15,6 @@ import json
 import time
 from typing import Any, Callable, Iterator
 
-import anthropic
 import httpx
 import openai
 import pytest
@@ -92,8 +91,19 @@ def anthropic_tools() -> list[dict[str, Any]]:
                    "input_schema": s["function"]["parameters"]} for s in make_env(TASK).schemas()]
 
 
+def anthropic_sdk() -> Any:
+    """The SDK, imported when a test runs, not at collection (its import costs every xdist worker a second or more)."""
+    import anthropic
+
+    return anthropic
+
+
+def anthropic_client(server: Server) -> Any:
+    return anthropic_sdk().Anthropic(base_url=_base_url(server), api_key="dummy", max_retries=0)
+
+
 def test_anthropic_messages_episode_matches_in_process_simlm(server: Server) -> None:
-    client = anthropic.Anthropic(base_url=_base_url(server), api_key="dummy", max_retries=0)
+    client = anthropic_client(server)
     user = [{"type": "text", "text": "<system-reminder>context</system-reminder>"},
             {"type": "text", "text": task(TASK).objective}]
     messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
@@ -166,7 +176,7 @@ def test_openai_responses_episode_matches_in_process_simlm(server: Server) -> No
 
 
 def test_tools_of_no_known_family_get_a_plain_text_reply(server: Server) -> None:
-    a = anthropic.Anthropic(base_url=_base_url(server), api_key="dummy", max_retries=0)
+    a = anthropic_client(server)
     reply = a.messages.create(model="sim-base", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
                               tools=anthropic_tools()[:1])
     assert [b.type for b in reply.content] == ["text"] and reply.stop_reason == "end_turn"
@@ -176,8 +186,8 @@ def test_tools_of_no_known_family_get_a_plain_text_reply(server: Server) -> None
 
 
 def test_errors_have_each_apis_shape(server: Server) -> None:
-    a = anthropic.Anthropic(base_url=_base_url(server), api_key="dummy", max_retries=0)
-    with pytest.raises(anthropic.NotFoundError) as missing:
+    a = anthropic_client(server)
+    with pytest.raises(anthropic_sdk().NotFoundError) as missing:
         a.messages.create(model="claude-nonexistent", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
     assert missing.value.body["type"] == "error" and missing.value.body["error"]["type"] == "not_found_error"
     raw = httpx.post(_base_url(server) + "/v1/messages?beta=true", content=b"{not json", timeout=10)
@@ -252,7 +262,7 @@ def test_a_request_without_tools_gets_text_on_every_route(server: Server) -> Non
         {"role": "system", "content": "You are a title generator."}, {"role": "user", "content": "Find tests."}])
     assert title.choices[0].finish_reason == "stop" and title.choices[0].message.content
     assert title.usage.prompt_tokens > 0
-    a = anthropic.Anthropic(base_url=_base_url(server), api_key="dummy", max_retries=0)
+    a = anthropic_client(server)
     reply = a.messages.create(model="sim-base", max_tokens=50, messages=[{"role": "user", "content": "a title"}])
     assert [b.type for b in reply.content] == ["text"]
     unknown = httpx.post(server.url + "/chat/completions", timeout=30, json={
