@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from pushbench.analysis.notebooks import execute
+from pushbench.analysis.notebooks import execute, scrub
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = {"standin-sim-base": "sim/base", "standin-sim-mini": "sim/mini"}  # alphabetical: base first
@@ -113,3 +113,18 @@ def test_a_notebook_runs_on_the_run_folder_of_an_experiment_on_another_model(tmp
     assert result.exit_code == 0, result.output
     table = (tmp_path / "out" / "figures" / "01-reposcan-main" / "reposcan_main_table.csv").read_text()
     assert "sim/base" in table and "stateqgp" in table
+
+
+def test_a_print_split_by_a_kernel_flush_is_saved_as_one_output(tmp_path: Path) -> None:
+    out = nbformat.v4.new_output
+    cell = nbformat.v4.new_code_cell("print(x)", outputs=[
+        out("stream", name="stdout", text="a line"), out("stream", name="stdout", text="\n"),
+        out("stream", name="stderr", text="a warning\n")])
+    split, whole = tmp_path / "split.ipynb", tmp_path / "whole.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), split)
+    cell.outputs = [out("stream", name="stdout", text="a line\n"), cell.outputs[2]]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), whole)
+    scrub(split)
+    scrub(whole)
+    assert split.read_bytes() == whole.read_bytes()
+    assert [o["text"] for o in nbformat.read(split, as_version=4).cells[0].outputs] == ["a line\n", "a warning\n"]

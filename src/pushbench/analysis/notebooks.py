@@ -4,7 +4,8 @@ The executed copy has one parameters cell: papermill's injected cell takes the p
 source's default ``parameters`` cell (which it tags ``injected-parameters`` in the staged copy,
 papermill's own "replace this cell" mark) and holds every parameter, the source's defaults
 overridden by the values passed. The executed copy is a pipeline output; volatile metadata
-(papermill timings, kernel versions) is removed so a rerun writes the same bytes.
+(papermill timings, kernel versions) is removed and split stream outputs are merged, so a rerun
+writes the same bytes.
 """
 
 from __future__ import annotations
@@ -70,7 +71,12 @@ def all_parameters(notebook: Path, passed: dict[str, Any]) -> dict[str, Any]:
 
 
 def scrub(path: Path) -> None:
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
     notebook = nbformat.read(path, as_version=4)
+    # one print can reach the notebook as two stream outputs ("text", "\n") when the kernel flushes
+    # between them, as it may on a busy machine: consecutive outputs of one stream are merged
+    CoalesceStreamsPreprocessor().preprocess(notebook, {})
     notebook.metadata.pop("papermill", None)
     notebook.metadata.get("language_info", {}).pop("version", None)
     for i, cell in enumerate(notebook.cells):

@@ -9,6 +9,7 @@ use their timetable, a hotel line's day is its night).
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Callable
 
 from pushbench.tasks.planning.texts import TRANSFER
@@ -17,8 +18,29 @@ from pushbench.tasks.planning.world import World, delivery_date, route_minutes
 Rule = Callable[[World, dict[str, Any], dict[str, Any], dict[str, Any]], bool]
 
 
+class Judged(dict[str, Any]):
+    """The plan ``judge`` applies every rule to, with its lines read once for all of them (a
+    generator judges many thousands of candidate plans, each with some twenty rules)."""
+
+    def __init__(self, plan: dict[str, Any], world: World) -> None:
+        super().__init__(plan)
+        self.world = world
+
+    @cached_property
+    def cart(self) -> list[tuple[Any, int]]:
+        return _cart_lines(self.world, self)
+
+    @cached_property
+    def trip(self) -> list[tuple[dict[str, Any], Any]]:
+        return _trip_lines(self.world, self)
+
+
 # --- shopping ------------------------------------------------------------------------------------
 def cart_lines(world: World, plan: dict[str, Any]) -> list[tuple[Any, int]]:
+    return plan.cart if isinstance(plan, Judged) and plan.world is world else _cart_lines(world, plan)
+
+
+def _cart_lines(world: World, plan: dict[str, Any]) -> list[tuple[Any, int]]:
     return [(world.products[p], int(q)) for p, q in sorted(plan.get("cart", {}).items()) if p in world.products]
 
 
@@ -100,6 +122,10 @@ SHOP_COMMONSENSE: dict[str, Callable[[World, dict, dict], bool]] = {
 
 # --- travel --------------------------------------------------------------------------------------
 def trip_lines(world: World, plan: dict[str, Any]) -> list[tuple[dict[str, Any], Any]]:
+    return plan.trip if isinstance(plan, Judged) and plan.world is world else _trip_lines(world, plan)
+
+
+def _trip_lines(world: World, plan: dict[str, Any]) -> list[tuple[dict[str, Any], Any]]:
     return [(line, world.item(line["item"])) for line in plan.get("lines", [])]
 
 
@@ -202,6 +228,7 @@ def judge(world: World, settings: dict[str, Any], requirements: list[dict[str, A
         return {"delivered": False, "requirements": {r["id"]: False for r in requirements}, "commonsense": {},
                 "success": False, "reason": "no deliverable"}
     assert plan is not None
+    plan = Judged(plan, world)
     shopping = settings["kind"] == "shopping"
     rules, common = (SHOP_RULES, SHOP_COMMONSENSE) if shopping else (TRAVEL_RULES, TRAVEL_COMMONSENSE)
     sense = {name: bool(rule(world, settings, plan)) for name, rule in common.items()}

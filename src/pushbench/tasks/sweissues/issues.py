@@ -6,7 +6,9 @@ runs that union on every state of the file between "all k faults in" and "all re
 states, through the SWE-lite jail and its test cache): the reference repair (every hunk) must
 pass and every partial repair (any proper subset of the hunks) must fail. It also walks the
 perfect reader's path: from the first failure shown, the hunk the SWE-lite reader ranks best is
-repaired, and so on; a group where the reader finds no hunk from what it sees is dropped.
+repaired, and so on; a group where the reader finds no hunk from what it sees is dropped. The
+path is walked first: a group whose reader gets stuck is dropped whatever its other states give,
+so they are not run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import itertools
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pushbench.tasks.swe.reader import Evidence, read_failure, suspects
 from pushbench.tasks.swe.pool import open_workspace, release
@@ -83,7 +85,8 @@ class HunkStep:
 @dataclass(frozen=True)
 class GroupCheck:
     group: tuple[UnitFault, ...]
-    runs: dict[frozenset[str], CheckRun]  # repaired units -> the union's run on that state
+    runs: dict[frozenset[str], CheckRun]  # repaired units -> the union's run on that state (all 2^k
+    # states, or only the reader's path when it got stuck)
     path: tuple[HunkStep, ...]  # the perfect reader's repairs, in order (shorter: it got stuck)
 
     @property
@@ -96,51 +99,60 @@ class GroupCheck:
 
     def problems(self, max_rank: int) -> list[str]:
         """Why this group makes no issue (empty: it does)."""
+        if len(self.path) < len(self.group):  # its other states were not run
+            return ["the reader finds no repair from the failure it sees"]
         out = []
         if not self.runs[self.full].passed:
             out.append("the reference repair fails its tests")
         out += [f"repairing only {sorted(s)} passes" for s, run in self.runs.items() if s != self.full and run.passed]
-        if len(self.path) < len(self.group):
-            out.append("the reader finds no repair from the failure it sees")
-        elif any(step.rank > max_rank for step in self.path):
+        if any(step.rank > max_rank for step in self.path):
             out.append(f"a repair ranks past {max_rank}")
         return out
 
 
 def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
                 cache: Any = "default", context: tuple[UnitFault, ...] = (), shown: int = SHOWN_CHARS) -> GroupCheck:
-    """The union's run on each of the 2^k repair states, and the perfect reader's path. The group's
-    hunks may sit in several files; ``context`` faults (other issues of the same task) stay injected
-    in every state, as they are when the agent starts; ``shown`` is how much of a run the agent sees."""
+    """The union's run on each of the 2^k repair states, and the perfect reader's path (walked first;
+    when the reader gets stuck, only the states it saw are run). The group's hunks may sit in several
+    files; ``context`` faults (other issues of the same task) stay injected in every state, as they
+    are when the agent starts; ``shown`` is how much of a run the agent sees."""
     tests = list(union_tests(group))
-    names = [u.unit for u in group]
+    states = [frozenset(repaired) for size in range(len(group) + 1)
+              for repaired in itertools.combinations([u.unit for u in group], size)]
     paths = sorted({u.path for u in group})
-    runs: dict[frozenset[str], CheckRun] = {}
-    texts: dict[frozenset[str], dict[str, str]] = {}
+    runs: dict[frozenset[str], tuple[CheckRun, dict[str, str]]] = {}
     ws = open_workspace(group[0].repo, snapshot_root)
     try:
         pristine = {path: ws.read(path) for path in sorted({u.path for u in (*group, *context)})}
-        for size in range(len(group) + 1):
-            for repaired in itertools.combinations(names, size):
-                state = frozenset(repaired)
+
+        def visit(state: frozenset[str]) -> tuple[CheckRun, dict[str, str]]:
+            """The union's run on ``state`` and the text of the group's files there."""
+            if state not in runs:
                 for path, text in pristine.items():
                     ws.write(path, text)
                 inject(ws, [*context, *(u for u in group if u.unit not in state)])
-                texts[state] = {path: ws.read(path) for path in paths}
-                runs[state] = run_tests(ws, tests, cache)
+                runs[state] = run_tests(ws, tests, cache), {path: ws.read(path) for path in paths}
+            return runs[state]
+
+        path = reader_path(group, visit, shown)
+        if len(path) == len(group):
+            for state in states:
+                visit(state)
     finally:
         release(ws)
-    return GroupCheck(group, runs, reader_path(group, runs, texts, shown))
+    return GroupCheck(group, {state: runs[state][0] for state in states if state in runs}, path)
 
 
-def reader_path(group: tuple[UnitFault, ...], runs: dict[frozenset[str], CheckRun],
-                texts: dict[frozenset[str], dict[str, str]], shown: int = SHOWN_CHARS) -> tuple[HunkStep, ...]:
+def reader_path(group: tuple[UnitFault, ...], visit: Callable[[frozenset[str]], tuple[CheckRun, dict[str, str]]],
+                shown: int = SHOWN_CHARS) -> tuple[HunkStep, ...]:
+    """The perfect reader's repairs from the empty state; ``visit`` gives a state's run and file texts."""
     state: frozenset[str] = frozenset()
     steps: list[HunkStep] = []
     while len(state) < len(group):
-        evidence = first_failure(runs[state].shown(shown))  # what the agent is shown
+        run, texts = visit(state)
+        evidence = first_failure(run.shown(shown))  # what the agent is shown
         ranked = [(rank, unit.unit) for unit in group if unit.unit not in state
-                  and (rank := reader_rank(evidence, texts[state][unit.path], unit.path, unit.function,
+                  and (rank := reader_rank(evidence, texts[unit.path], unit.path, unit.function,
                                            unit.edit())) is not None]
         if not ranked:
             break
