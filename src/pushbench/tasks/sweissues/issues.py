@@ -134,13 +134,13 @@ def check_group(group: tuple[UnitFault, ...], snapshot_root: Path | None = None,
                 runs[state] = run_tests(ws, tests, cache), {path: ws.read(path) for path in paths}
             return runs[state]
 
-        path = reader_path(group, visit, shown)
-        if len(path) == len(group):
+        steps = reader_path(group, visit, shown)
+        if len(steps) == len(group):
             for state in states:
                 visit(state)
     finally:
         release(ws)
-    return GroupCheck(group, {state: runs[state][0] for state in states if state in runs}, path)
+    return GroupCheck(group, {state: runs[state][0] for state in states if state in runs}, steps)
 
 
 def reader_path(group: tuple[UnitFault, ...], visit: Callable[[frozenset[str]], tuple[CheckRun, dict[str, str]]],
