@@ -128,3 +128,28 @@ def test_a_print_split_by_a_kernel_flush_is_saved_as_one_output(tmp_path: Path) 
     scrub(whole)
     assert split.read_bytes() == whole.read_bytes()
     assert [o["text"] for o in nbformat.read(split, as_version=4).cells[0].outputs] == ["a line\n", "a warning\n"]
+
+
+def test_a_kernel_that_dies_at_start_is_started_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+
+    from pushbench.analysis import notebooks
+
+    (tmp_path / "nb.py").write_text("# %% tags=[\"parameters\"]\nx = 1\n", encoding="utf-8")
+    starts: list[str] = []
+
+    def execute_notebook(source: str, output: str, **_: object) -> None:
+        starts.append(output)
+        if len(starts) == 1:
+            raise RuntimeError(notebooks.KERNEL_DIED)  # as jupyter_client says it
+        nbformat.write(nbformat.read(source, as_version=4), output)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    assert execute("nb", {}, out_dir=tmp_path / "out", source_dir=tmp_path).is_file() and len(starts) == 2
+
+    def other_failure(*_: object, **__: object) -> None:
+        raise RuntimeError("a cell raised")
+
+    monkeypatch.setattr(papermill, "execute_notebook", other_failure)  # not a kernel start: no second try
+    with pytest.raises(RuntimeError, match="a cell raised"):
+        execute("nb", {}, out_dir=tmp_path / "out", source_dir=tmp_path)

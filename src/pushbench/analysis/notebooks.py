@@ -28,6 +28,11 @@ import papermill  # noqa: E402
 from pushbench import config
 
 KERNEL = "python3"
+# Two kernels started at once (make repro runs two stages side by side) can be given the same free
+# ports: jupyter_client picks them before the kernel binds them, and the kernel that loses dies at
+# start (papermill#511). Such a start is tried again; nothing of the notebook has run by then.
+KERNEL_STARTS = 3
+KERNEL_DIED = "Kernel died before replying to kernel_info"
 VOLATILE_CELL_KEYS = ("execution", "papermill")
 
 
@@ -50,9 +55,15 @@ def execute(name: str, parameters: dict[str, Any], out_dir: Path | None = None,
             break
     nbformat.write(notebook, staged)
     try:
-        papermill.execute_notebook(str(staged), str(output), parameters=all_parameters(staged, parameters),
-                                   kernel_name=KERNEL, language="python", cwd=str(config.ROOT),
-                                   progress_bar=False, log_output=False)
+        for attempt in range(1, KERNEL_STARTS + 1):
+            try:
+                papermill.execute_notebook(str(staged), str(output), parameters=all_parameters(staged, parameters),
+                                           kernel_name=KERNEL, language="python", cwd=str(config.ROOT),
+                                           progress_bar=False, log_output=False)
+                break
+            except RuntimeError as error:
+                if KERNEL_DIED not in str(error) or attempt == KERNEL_STARTS:
+                    raise
     finally:
         staged.unlink(missing_ok=True)
     scrub(output)
