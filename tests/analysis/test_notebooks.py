@@ -147,9 +147,12 @@ def test_a_kernel_that_dies_at_start_is_started_again(tmp_path: Path, monkeypatc
     monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
     assert execute("nb", {}, out_dir=tmp_path / "out", source_dir=tmp_path).is_file() and len(starts) == 2
 
-    def other_failure(*_: object, **__: object) -> None:
+    def other_failure(source: str, output: str, **_: object) -> None:
+        starts.append(output)
         raise RuntimeError("a cell raised")
 
+    starts.clear()
     monkeypatch.setattr(papermill, "execute_notebook", other_failure)  # not a kernel start: no second try
     with pytest.raises(RuntimeError, match="a cell raised"):
         execute("nb", {}, out_dir=tmp_path / "out", source_dir=tmp_path)
+    assert len(starts) == 1

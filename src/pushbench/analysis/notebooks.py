@@ -55,19 +55,24 @@ def execute(name: str, parameters: dict[str, Any], out_dir: Path | None = None,
             break
     nbformat.write(notebook, staged)
     try:
-        for attempt in range(1, KERNEL_STARTS + 1):
-            try:
-                papermill.execute_notebook(str(staged), str(output), parameters=all_parameters(staged, parameters),
-                                           kernel_name=KERNEL, language="python", cwd=str(config.ROOT),
-                                           progress_bar=False, log_output=False)
-                break
-            except RuntimeError as error:
-                if KERNEL_DIED not in str(error) or attempt == KERNEL_STARTS:
-                    raise
+        _papermill(staged, output, all_parameters(staged, parameters))
     finally:
         staged.unlink(missing_ok=True)
     scrub(output)
     return output
+
+
+def _papermill(staged: Path, output: Path, parameters: dict[str, Any]) -> None:
+    """Execute ``staged`` into ``output``, starting the kernel again if it dies at start."""
+    for attempt in range(1, KERNEL_STARTS + 1):
+        try:
+            papermill.execute_notebook(str(staged), str(output), parameters=parameters, kernel_name=KERNEL,
+                                       language="python", cwd=str(config.ROOT), progress_bar=False,
+                                       log_output=False)
+            return
+        except RuntimeError as error:
+            if KERNEL_DIED not in str(error) or attempt == KERNEL_STARTS:
+                raise
 
 
 def all_parameters(notebook: Path, passed: dict[str, Any]) -> dict[str, Any]:
