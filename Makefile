@@ -46,7 +46,7 @@ browser:  # the viewer's browser tests (only the test suite needs a browser)
 # AGENTS=1 (.ci/run) also installs the agent products, beside the type check and the test data: npm
 # mostly waits on the registry, and the products must be in place before pytest starts
 test: install browser
-	$(MAKE) --no-print-directory -j3 typecheck test-data $(if $(AGENTS),agents-or-skip)  # one core each
+	$(MAKE) --no-print-directory -j3 typecheck test-data $(if $(AGENTS),agents-or-skip)  # one core each; npm mostly waits
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder tests
 
 typecheck: install
